@@ -1,0 +1,77 @@
+"""The public entry points: resize on the simulated NeuronCore, with traced Programs cached."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import semantics
+from .kernels import DEFAULT_FORWARD, FORWARD_KERNELS
+from .machine import dtypes
+from .machine.isa import Program
+from .machine.simulator import Executable
+from .nki import TensorSpec, trace
+
+
+def kernel_name(kernel: str | None) -> str:
+    """The registered forward kernel variant ``kernel`` names (None: the default)."""
+    name = DEFAULT_FORWARD if kernel is None else kernel
+    if name not in FORWARD_KERNELS:
+        raise ValueError(f"resize_nearest has no kernel {kernel!r}; choose one of {', '.join(map(repr, FORWARD_KERNELS))}")
+    return name
+
+
+def _check_size(size, in_hw, what):
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
+        raise TypeError(f"{what} requires the output size as a pair (height, width), got {size!r}")
+    for i, o in zip(in_hw, size):
+        semantics.check_axis(i, o, what)
+    return int(size[0]), int(size[1])
+
+
+def _check_nhwc(x, what):
+    if not isinstance(x, np.ndarray):
+        hint = "; convert a torch tensor with .numpy() (or use resize_kernels.frontends.torch)" \
+            if type(x).__module__.startswith("torch") else ""
+        raise TypeError(f"{what} requires a numpy array in NHWC layout, got {type(x).__name__}{hint}")
+    if x.ndim != 4:
+        raise ValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
+                         f"got shape {x.shape}")
+    if x.shape[0] == 0 or x.shape[3] == 0:
+        raise ValueError(f"{what} requires at least one batch and one channel, got shape {x.shape}")
+    dtypes.as_dtype(x.dtype, what)
+
+
+def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None) -> Program:
+    """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``."""
+    return _program(tuple(in_shape), tuple(out_hw), dtypes.as_dtype(dtype, "trace_resize"), kernel_name(kernel))
+
+
+@functools.lru_cache(maxsize=64)
+def _program(in_shape, out_hw, dtype, name) -> Program:
+    n, _, _, c = in_shape
+    return trace(FORWARD_KERNELS[name], TensorSpec(in_shape, dtype), out_shape=(n, *out_hw, c))
+
+
+@functools.lru_cache(maxsize=64)
+def resize_executable(in_shape, out_hw, dtype, name: str) -> Executable:
+    """The cached, prepared Program of kernel variant ``name`` for this shape and dtype."""
+    return Executable(_program(in_shape, out_hw, np.dtype(dtype), name))
+
+
+def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
+    """Nearest-neighbour resize of an NHWC array to ``size = (out_h, out_w)`` on the simulated NeuronCore.
+
+    Same result as ``torch.nn.functional.interpolate(mode="nearest")`` (asymmetric,
+    floor) for the default kernel; ``kernel="seed"`` runs the seed's lowered kernel
+    as written. The kernel is traced once per (shape, size, dtype, kernel) and cached.
+    """
+    _check_nhwc(x, "resize_nearest")
+    out_hw = _check_size(size, x.shape[1:3], "resize_nearest")
+    return resize_executable(x.shape, out_hw, x.dtype, kernel_name(kernel)).run([x])[0]
+
+
+def index_map(in_hw, out_hw) -> np.ndarray:
+    """Reference flat source index (src_h * W_in + src_w) of every output pixel, shape (H_out, W_out)."""
+    return semantics.index_map(in_hw, out_hw)

@@ -1,0 +1,82 @@
+"""The ``resize-kernels`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from . import semantics
+from .api import kernel_name, resize_executable, trace_resize
+from .kernels import FORWARD_KERNELS
+
+#: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
+SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
+
+
+def _demo(args) -> int:
+    in_shape = (args.batch, *SD2_IN[1:])
+    out_shape = (args.batch, *SD2_OUT, SD2_IN[3])
+    kernel = kernel_name(args.kernel)
+    print(f"Stable Diffusion 2 inpainting UNet upsample (936x624 image), kernel {kernel!r}")
+    print(f"  NHWC float32 {list(in_shape)} -> {list(out_shape)}")
+    x = np.random.default_rng(0).standard_normal(in_shape, dtype=np.float32)
+
+    t0 = time.perf_counter()
+    program = trace_resize(in_shape, SD2_OUT, "float32", kernel)
+    t1 = time.perf_counter()
+    print(f"\ntraced in {t1 - t0:.3f} s\n{program.summary()}\n")
+    print(program.listing(limit=args.listing))
+    executable = resize_executable(in_shape, SD2_OUT, x.dtype, kernel)
+    t2 = time.perf_counter()
+    (y,) = executable.run([x])
+    t3 = time.perf_counter()
+    executable.run([x])
+    t4 = time.perf_counter()
+    print(f"\nsimulated {len(program.instructions):,} instructions: prepared in {t2 - t1:.3f} s, "
+          f"first run {t3 - t2:.3f} s, second run {t4 - t3:.3f} s")
+
+    ref = semantics.resize_nearest_reference(x, SD2_OUT)
+    same = y.shape == ref.shape and np.array_equal(y.view(np.uint32), ref.view(np.uint32))
+    print(f"bit-identical to the reference (semantics.resize_nearest_reference): {'yes' if same else 'NO'}")
+    try:
+        import torch
+    except ImportError:
+        print("torch is not installed: pip install 'resize-kernels[torch]' to compare with F.interpolate too")
+    else:
+        t = torch.nn.functional.interpolate(torch.from_numpy(x).permute(0, 3, 1, 2), size=SD2_OUT, mode="nearest")
+        same_t = np.array_equal(t.permute(0, 2, 3, 1).numpy().view(np.uint32), y.view(np.uint32))
+        print(f"bit-identical to torch.nn.functional.interpolate(mode='nearest'): {'yes' if same_t else 'NO'}")
+        same = same and same_t
+    return 0 if same else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="resize-kernels",
+        description="The Neuron compiler's nearest-neighbour resize path, traced and run on a simulated NeuronCore.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = sub.add_parser("demo", help="resize the SD2 inpainting UNet upsample through a kernel, check it bit for bit",
+                          description="Trace a resize kernel for the SD2 inpainting UNet upsample "
+                                      "(10x30x20x1280 -> 59x38 float32), print its program, run it on the "
+                                      "simulator and check the result bit for bit.")
+    demo.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None, help="kernel variant (default: the default kernel)")
+    demo.add_argument("--batch", type=int, default=SD2_IN[0], help="batch size (default 10)")
+    demo.add_argument("--listing", type=int, default=34, metavar="N", help="instructions of the listing to print (default 34)")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The compiler: HLO in, validated, lowered through the internal-kernel registry."""

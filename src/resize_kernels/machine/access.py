@@ -1,0 +1,125 @@
+"""Access patterns: how an instruction walks a tensor's storage.
+
+``AccessPattern(tensor, pattern=[[step, num], ...], offset)`` addresses element
+(i, j, ...) at flat position ``offset + i*step0 + j*step1 + ...`` of the tensor's
+storage (counts and steps in elements). On an SBUF tile the storage is the tile
+flattened as (partitions, free_size), so the first pair walks partitions with a
+step that is a multiple of the tile's free size. With ``vector_offset`` (an
+int32 (P, 1) SBUF tile) and ``indirect_dim=0``, row i starts at
+``offset + vector_offset[i] * row_size`` and step0 is ignored: the gather.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import OutOfBoundsError
+from .memory import HbmTensor, SbufTile
+
+
+@dataclass(frozen=True, eq=False)
+class AccessPattern:
+    tensor: HbmTensor | SbufTile
+    pattern: tuple  # ((step, num), ...)
+    offset: int = 0
+    vector_offset: "AccessPattern | None" = None
+    indirect_dim: int | None = None
+    row_size: int = 0  # elements per indexed row of a gather
+
+    def __post_init__(self):
+        pattern = tuple((int(s), int(n)) for s, n in self.pattern)
+        object.__setattr__(self, "pattern", pattern)
+        if not pattern:
+            raise ValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
+        for step, num in pattern:
+            if num < 1 or step < 0:
+                raise ValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in every "
+                                 f"[step, num] pair, got {[list(p) for p in pattern]}")
+        if (self.vector_offset is None) != (self.indirect_dim is None):
+            raise ValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
+        if self.indirect_dim is not None:
+            self._check_indirect()
+        if self.is_sbuf:
+            free = self.tensor.free_size
+            if pattern[0][0] % free and pattern[0][1] > 1:
+                raise ValueError(f"the first [step, num] pair of an SBUF access pattern walks partitions: its step "
+                                 f"must be a multiple of tile {self.tensor.name!r}'s free size {free}, got {pattern[0][0]}")
+
+    def _check_indirect(self):
+        v = self.vector_offset
+        if self.indirect_dim != 0:
+            raise ValueError(f"indirect access on {self.tensor.name!r} supports only indirect_dim=0, got {self.indirect_dim}")
+        if self.is_sbuf:
+            raise ValueError(f"indirect access needs the indexed tensor in HBM, but {self.tensor.name!r} is in SBUF")
+        if not v.is_sbuf or v.tensor.dtype.name != "int32" or v.shape != (self.shape[0], 1):
+            raise ValueError(f"vector_offset of an indirect access on {self.tensor.name!r} must be an int32 "
+                             f"({self.shape[0]}, 1) SBUF tile, got {v.describe()} of shape {v.shape}")
+        if self.row_size < 1:
+            raise ValueError(f"indirect access on {self.tensor.name!r} needs a row size of at least 1")
+
+    @property
+    def is_sbuf(self) -> bool:
+        return isinstance(self.tensor, SbufTile)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(n for _, n in self.pattern)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    @property
+    def storage_size(self) -> int:
+        return self.tensor.partitions * self.tensor.free_size if self.is_sbuf else self.tensor.size
+
+    def free_span(self) -> int:
+        """Largest offset reached by the pairs after the first."""
+        return sum(s * (n - 1) for s, n in self.pattern[1:])
+
+    def static_bounds(self) -> tuple[int, int]:
+        """(lowest, highest) flat element touched by a direct (non-indirect) pattern."""
+        return self.offset, self.offset + sum(s * (n - 1) for s, n in self.pattern)
+
+    def check_static(self, where: str) -> None:
+        """Bounds-check a direct pattern once, at trace time; name ``where`` (the instruction) on failure."""
+        if self.indirect_dim is not None:
+            return
+        lo, hi = self.static_bounds()
+        if lo < 0 or hi >= self.storage_size:
+            bad = lo if lo < 0 else hi
+            raise OutOfBoundsError(f"{where}: out-of-bounds access to {self.describe()}: element {bad} "
+                                   f"({self.locate(bad)}) is outside its {self.storage_size} elements")
+        if self.is_sbuf:
+            free = self.tensor.free_size
+            if self.offset % free + self.free_span() >= free:
+                raise OutOfBoundsError(f"{where}: access to {self.describe()} runs past the end of a partition "
+                                       f"(free size {free})")
+
+    def locate(self, element: int) -> str:
+        """Say where a flat element is: partition and offset for SBUF, element for HBM."""
+        if self.is_sbuf:
+            p, f = divmod(element, self.tensor.free_size)
+            return f"partition {p}, element {f}"
+        return f"element {element}"
+
+    def describe(self) -> str:
+        """The pattern as it reads in a listing: ``t[0:128, 0:1]`` where plain, else ``t.ap(...)``."""
+        t = self.tensor
+        if self.is_sbuf and self.indirect_dim is None:
+            free = t.free_size
+            p0, f0 = divmod(self.offset, free)
+            (s0, n0), rest = self.pattern[0], self.pattern[1:]
+            if (s0 == free or n0 == 1) and len(rest) == 1 and rest[0][0] == 1:
+                n1 = rest[0][1]
+                return f"{t.name}[{p0}:{p0 + n0}, {f0}:{f0 + n1}]"
+        pat = ",".join(f"[{s},{n}]" for s, n in self.pattern)
+        text = f"{t.name}.ap([{pat}], offset={self.offset}"
+        if self.indirect_dim is not None:
+            text += f", vector_offset={self.vector_offset.describe()}, indirect_dim={self.indirect_dim}"
+        return text + ")"

@@ -1,0 +1,248 @@
+"""Instruction records and the Program that holds them.
+
+A Program is what a traced kernel becomes: HBM tensors (inputs, outputs), SBUF
+tiles, and a list of instructions in issue order. ``str(program)`` is an
+assembly-style listing, one line per instruction.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import dtypes
+from .access import AccessPattern
+from .memory import HbmTensor, SbufTile
+
+#: ALU operations on float32 values; comparisons give 1.0 / 0.0.
+ALU_OPS = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "mod": np.fmod,
+    "equal": lambda a, b: np.equal(a, b).astype(np.float32),
+    "not_equal": lambda a, b: np.not_equal(a, b).astype(np.float32),
+    "greater": lambda a, b: np.greater(a, b).astype(np.float32),
+    "greater_equal": lambda a, b: np.greater_equal(a, b).astype(np.float32),
+    "less": lambda a, b: np.less(a, b).astype(np.float32),
+    "less_equal": lambda a, b: np.less_equal(a, b).astype(np.float32),
+    "logical_and": lambda a, b: np.logical_and(a, b).astype(np.float32),
+    "logical_or": lambda a, b: np.logical_or(a, b).astype(np.float32),
+    "logical_xor": lambda a, b: np.logical_xor(a, b).astype(np.float32),
+}
+ALU_OPS["max"], ALU_OPS["min"] = ALU_OPS["maximum"], ALU_OPS["minimum"]
+
+
+def alu_op(op) -> str:
+    """The name of an ALU op given as a string or as an object with ``alu_name`` (``nl.multiply``)."""
+    name = getattr(op, "alu_name", op)
+    if name not in ALU_OPS:
+        raise ValueError(f"unknown ALU op {op!r}; the engines support {', '.join(sorted(ALU_OPS))}")
+    return name
+
+
+def _scalar(x) -> str:
+    return str(np.float32(x))
+
+
+@dataclass(eq=False)
+class Instruction:
+    """Base: every instruction has a destination and reads some sources."""
+
+    engine = "?"
+    opcode = "?"
+
+    def sources(self) -> tuple[AccessPattern, ...]:
+        return ()
+
+    def operands_text(self) -> str:
+        return ""
+
+    def listing(self) -> str:
+        return f"{self.engine:<6} {self.opcode:<14} {self.dst.describe()} <- {self.operands_text()}"
+
+    def validate(self, where: str) -> None:
+        """Trace-time checks: engines work on SBUF, shapes agree, direct patterns stay in bounds."""
+        if self.engine != "dma":
+            for ap in (self.dst, *self.sources()):
+                if not ap.is_sbuf or ap.indirect_dim is not None:
+                    raise ValueError(f"{where}: {self.opcode} reads and writes SBUF tiles through direct "
+                                     f"access patterns, got {ap.describe()}")
+        for ap in self.sources():
+            if self.engine != "dma" and ap.shape != self.dst.shape:
+                raise ValueError(f"{where}: {self.opcode} requires operands of the destination's shape "
+                                 f"{self.dst.shape}, got {ap.describe()} of shape {ap.shape}")
+        for ap in (self.dst, *self.sources()):
+            ap.check_static(where)
+
+
+@dataclass(eq=False)
+class Iota(Instruction):
+    """dst[p, x...] = offset + p * channel_multiplier + sum(step_k * x_k), computed in float32."""
+
+    dst: AccessPattern
+    pattern: tuple
+    offset: int = 0
+    channel_multiplier: int = 0
+    engine = "gpsimd"
+    opcode = "iota"
+
+    def operands_text(self):
+        pat = ",".join(f"[{s},{n}]" for s, n in self.pattern)
+        return f"pattern=[{pat}] offset={self.offset} channel_multiplier={self.channel_multiplier}"
+
+
+@dataclass(eq=False)
+class TensorScalar(Instruction):
+    """dst = (data op0 operand0) op1 operand1; ``reverse`` swaps an op's operands."""
+
+    dst: AccessPattern
+    data: AccessPattern
+    op0: str
+    operand0: float
+    reverse0: bool = False
+    op1: str | None = None
+    operand1: float | None = None
+    reverse1: bool = False
+    engine = "vector"
+    opcode = "tensor_scalar"
+
+    def sources(self):
+        return (self.data,)
+
+    def operands_text(self):
+        def step(x, op, operand, reverse):
+            return f"{_scalar(operand)} {op} {x}" if reverse else f"{x} {op} {_scalar(operand)}"
+        text = step(self.data.describe(), self.op0, self.operand0, self.reverse0)
+        if self.op1 is not None:
+            text = step(f"({text})", self.op1, self.operand1, self.reverse1)
+        return text
+
+
+@dataclass(eq=False)
+class TensorTensor(Instruction):
+    """dst = data1 op data2, elementwise."""
+
+    dst: AccessPattern
+    data1: AccessPattern
+    data2: AccessPattern
+    op: str
+    engine = "vector"
+    opcode = "tensor_tensor"
+
+    def sources(self):
+        return (self.data1, self.data2)
+
+    def operands_text(self):
+        return f"{self.data1.describe()} {self.op} {self.data2.describe()}"
+
+
+@dataclass(eq=False)
+class TensorCopy(Instruction):
+    """dst = src: bit-exact for equal dtypes, else a cast through float32."""
+
+    dst: AccessPattern
+    src: AccessPattern
+    engine = "vector"
+    opcode = "tensor_copy"
+
+    def sources(self):
+        return (self.src,)
+
+    def operands_text(self):
+        return f"{self.src.describe()} ({dtypes.short_name(self.src.dtype)} -> {dtypes.short_name(self.dst.dtype)})"
+
+
+@dataclass(eq=False)
+class DmaCopy(Instruction):
+    """Move bits between HBM and SBUF (either way, or within one); src may be an indirect gather."""
+
+    dst: AccessPattern
+    src: AccessPattern
+    engine = "dma"
+    opcode = "dma_copy"
+
+    def sources(self):
+        return (self.src,) + ((self.src.vector_offset,) if self.src.vector_offset is not None else ())
+
+    def validate(self, where: str) -> None:
+        super().validate(where)
+        if self.dst.indirect_dim is not None:
+            raise ValueError(f"{where}: dma_copy supports an indirect source (gather) only, got an indirect "
+                             f"destination {self.dst.describe()}")
+        if self.src.dtype != self.dst.dtype:
+            raise ValueError(f"{where}: dma_copy moves bits and cannot cast: source {self.src.describe()} is "
+                             f"{self.src.dtype}, destination {self.dst.describe()} is {self.dst.dtype}")
+        if self.src.shape != self.dst.shape:
+            raise ValueError(f"{where}: dma_copy requires source and destination of one shape, got "
+                             f"{self.src.shape} from {self.src.describe()} and {self.dst.shape} "
+                             f"to {self.dst.describe()}")
+
+    def operands_text(self):
+        return self.src.describe()
+
+    @property
+    def is_indirect(self) -> bool:
+        return self.src.indirect_dim is not None or self.dst.indirect_dim is not None
+
+    @property
+    def nbytes(self) -> int:
+        return self.dst.size * self.dst.dtype.itemsize
+
+
+@dataclass(eq=False)
+class Program:
+    """A traced kernel: its tensors, its SBUF tiles and its instructions in issue order."""
+
+    name: str
+    inputs: list[HbmTensor] = field(default_factory=list)
+    outputs: list[HbmTensor] = field(default_factory=list)
+    internal: list[HbmTensor] = field(default_factory=list)
+    tiles: list[SbufTile] = field(default_factory=list)
+    instructions: list[Instruction] = field(default_factory=list)
+    sbuf_partition_bytes: int = 0  # capacity the program was traced for
+    sbuf_high_water: int = 0  # bytes per partition the program needs at most
+
+    def append(self, inst: Instruction) -> None:
+        """Validate ``inst`` (naming it by its position) and add it at the end."""
+        inst.validate(f"instruction {len(self.instructions)} ({inst.opcode})")
+        self.instructions.append(inst)
+
+    def counts(self) -> collections.Counter:
+        """Instructions by opcode."""
+        return collections.Counter(i.opcode for i in self.instructions)
+
+    def dmas(self) -> list[DmaCopy]:
+        return [i for i in self.instructions if isinstance(i, DmaCopy)]
+
+    def summary(self) -> str:
+        dmas = self.dmas()
+        indirect = sum(d.is_indirect for d in dmas)
+        by_engine = collections.Counter(i.engine for i in self.instructions)
+        lines = [
+            f"program {self.name}: {len(self.instructions)} instructions",
+            "  by kind:   " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts().items())),
+            "  by engine: " + ", ".join(f"{k} {v}" for k, v in sorted(by_engine.items())),
+            f"  DMAs:      {len(dmas)} ({indirect} indirect gathers), {sum(d.nbytes for d in dmas):,} bytes",
+            f"  SBUF:      {self.sbuf_high_water:,} of {self.sbuf_partition_bytes:,} bytes per partition at most",
+        ]
+        return "\n".join(lines)
+
+    def listing(self, limit: int | None = None) -> str:
+        lines = [f"program {self.name}"]
+        for kind, group in (("input", self.inputs), ("output", self.outputs), ("hbm", self.internal)):
+            lines += [f"  {kind:<6} {t}" for t in group]
+        shown = self.instructions if limit is None else self.instructions[:limit]
+        width = len(str(max(len(self.instructions) - 1, 0)))
+        lines += [f"  {n:>{width}}  {inst.listing()}" for n, inst in enumerate(shown)]
+        if len(shown) < len(self.instructions):
+            lines.append(f"  ... {len(self.instructions) - len(shown)} more instructions")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.listing()

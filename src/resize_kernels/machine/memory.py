@@ -1,0 +1,121 @@
+"""The memories: HBM tensors and the 2-D SBUF (128 partitions x a per-partition capacity).
+
+A Program declares its HBM tensors and its SBUF tiles; the simulator backs them
+with numpy storage. SBUF tiles live at a byte address inside every partition
+they span, so a tile of shape (P, F...) takes prod(F) * itemsize bytes in each
+of partitions 0..P-1. Fresh memory is poisoned with 0xFF bytes: NaN in every
+float dtype, -1 (or the maximum) in every integer dtype, so that a read of
+never-written data shows up in results.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes
+from .errors import SbufCapacityError
+
+NUM_PARTITIONS = 128
+KIB = 1024
+#: Per-partition SBUF capacity: NeuronCore-v2 (trn1, inf2) and v3 (trn2).
+SBUF_PARTITION_BYTES = {"trn1": 192 * KIB, "trn2": 224 * KIB}
+DEFAULT_SBUF_PARTITION_BYTES = SBUF_PARTITION_BYTES["trn1"]
+#: Tiles start on this byte boundary within a partition.
+SBUF_ALIGNMENT = 64
+POISON_BYTE = 0xFF
+
+
+@dataclass(eq=False)
+class HbmTensor:
+    """A tensor in device memory; its storage is flat and row-major."""
+
+    name: str
+    shape: tuple
+    dtype: np.dtype
+    kind: str = "internal"  # "input", "output" or "internal"
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __str__(self) -> str:
+        return f"{self.name}: {dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(eq=False)
+class SbufTile:
+    """A tile in SBUF: partitions 0..partitions-1, ``free_size`` elements each, at byte ``address``."""
+
+    name: str
+    partitions: int
+    free_shape: tuple
+    dtype: np.dtype
+    address: int
+
+    @property
+    def shape(self) -> tuple:
+        return (self.partitions, *self.free_shape)
+
+    @property
+    def free_size(self) -> int:
+        return math.prod(self.free_shape)
+
+    @property
+    def bytes_per_partition(self) -> int:
+        return self.free_size * self.dtype.itemsize
+
+    def __str__(self) -> str:
+        shape = ",".join(map(str, self.shape))
+        return f"{self.name}: {dtypes.short_name(self.dtype)}[{shape}] @ sbuf+0x{self.address:05x}"
+
+
+class SbufAllocator:
+    """Stack allocation of SBUF tiles with scopes (a loop iteration frees what it allocated)."""
+
+    def __init__(self, partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES):
+        if partition_bytes not in SBUF_PARTITION_BYTES.values():
+            raise ValueError(f"SBUF capacity must be one of {sorted(SBUF_PARTITION_BYTES.values())} bytes per "
+                             f"partition (trn1: 192 KiB, trn2: 224 KiB), got {partition_bytes}")
+        self.capacity = partition_bytes
+        self.top = 0
+        self.high_water = 0
+        self.tiles: list[SbufTile] = []
+
+    def allocate(self, name: str, shape: tuple, dtype) -> SbufTile:
+        partitions, free_shape = shape[0], tuple(shape[1:])
+        if not 1 <= partitions <= NUM_PARTITIONS:
+            raise ValueError(f"SBUF tile {name!r} needs 1 to {NUM_PARTITIONS} partitions (its first dimension), "
+                             f"got shape {tuple(shape)}; tile the partition dimension by 128")
+        tile = SbufTile(name, partitions, free_shape, np.dtype(dtype), self.top)
+        need = tile.bytes_per_partition
+        if self.top + need > self.capacity:
+            raise SbufCapacityError(
+                f"SBUF allocation of tile {tile.name!r} ({dtypes.short_name(dtype)}{list(shape)}) needs {need} bytes "
+                f"per partition, but only {self.capacity - self.top} of {self.capacity} are free "
+                f"({self.top} in use); split the tile's free dimension or select the 224 KiB SBUF (trn2)")
+        self.top += -(-need // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+        self.high_water = max(self.high_water, self.top)
+        self.tiles.append(tile)
+        return tile
+
+    def mark(self) -> int:
+        return self.top
+
+    def release(self, mark: int) -> None:
+        self.top = mark
+
+
+def poisoned(shape, dtype=np.uint8) -> np.ndarray:
+    """Fresh memory: every byte 0xFF."""
+    out = np.empty(shape, dtype)
+    out.view(np.uint8).fill(POISON_BYTE)
+    return out
+
+
+def sbuf_view(sbuf: np.ndarray, tile: SbufTile) -> np.ndarray:
+    """The (partitions, free_size) view of ``tile`` in an SBUF byte array of shape (128, capacity)."""
+    raw = sbuf[: tile.partitions, tile.address: tile.address + tile.bytes_per_partition]
+    return raw.view(tile.dtype)

@@ -1,0 +1,106 @@
+"""Tensor handles seen by kernels: an HBM tensor or SBUF tile with a logical shape.
+
+Indexing a handle with integers and slices, or calling ``.ap(...)``, gives the
+machine's AccessPattern; ``reshape`` gives another handle on the same storage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..machine.access import AccessPattern
+from ..machine.memory import HbmTensor, SbufTile
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """The shape and dtype of a kernel argument, for tracing without data."""
+
+    shape: tuple
+    dtype: np.dtype
+
+
+def _suffix_products(shape) -> list[int]:
+    return [math.prod(shape[k + 1:]) for k in range(len(shape))]
+
+
+class NkiTensor:
+    """A kernel-visible tensor: ``storage`` (HbmTensor or SbufTile) seen with ``shape``."""
+
+    def __init__(self, storage: HbmTensor | SbufTile, shape=None):
+        self.storage = storage
+        self.shape = tuple(storage.shape if shape is None else shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.storage.dtype
+
+    @property
+    def buffer(self) -> str:
+        return "sbuf" if isinstance(self.storage, SbufTile) else "hbm"
+
+    @property
+    def name(self) -> str:
+        return self.storage.name
+
+    def __repr__(self) -> str:
+        return f"NkiTensor({self.name}, {self.buffer}, {self.dtype}{list(self.shape)})"
+
+    def reshape(self, shape) -> "NkiTensor":
+        shape = tuple(int(s) for s in shape)
+        if math.prod(shape) != math.prod(self.shape):
+            raise ValueError(f"cannot reshape {self.name} of shape {self.shape} ({math.prod(self.shape)} elements) "
+                             f"to {shape} ({math.prod(shape)} elements)")
+        if self.buffer == "sbuf" and shape[0] != self.shape[0]:
+            raise ValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]}, "
+                             f"got {shape}")
+        return NkiTensor(self.storage, shape)
+
+    def ap(self, pattern, offset=0, vector_offset=None, indirect_dim=None) -> AccessPattern:
+        """An access pattern on this tensor's base storage, flattened (it does not compose with views)."""
+        if vector_offset is not None:
+            vector_offset = as_ap(vector_offset)
+        return AccessPattern(self.storage, tuple(tuple(p) for p in pattern), int(offset), vector_offset,
+                             indirect_dim, row_size=math.prod(self.shape[1:]))
+
+    def __getitem__(self, key) -> AccessPattern:
+        """Basic indexing (integers and slices with positive steps) as an access pattern."""
+        key = key if isinstance(key, tuple) else (key,)
+        if Ellipsis in key:
+            i = key.index(Ellipsis)
+            key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
+        if len(key) > len(self.shape):
+            raise ValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
+        key = key + (slice(None),) * (len(self.shape) - len(key))
+        strides = _suffix_products(self.shape)
+        offset, pattern = 0, []
+        for axis, (k, n, stride) in enumerate(zip(key, self.shape, strides)):
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                if step <= 0 or stop <= start:
+                    raise ValueError(f"{self.name}[{key}]: axis {axis} selects nothing or steps backwards")
+                offset += start * stride
+                pattern.append((stride * step, len(range(start, stop, step))))
+            elif isinstance(k, (int, np.integer)):
+                if not -n <= k < n:
+                    raise ValueError(f"index {k} is out of range for axis {axis} of {self.name} (size {n})")
+                offset += (k % n) * stride
+                if axis == 0 and self.buffer == "sbuf":
+                    pattern.append((stride, 1))  # the partition dimension always stays
+            else:
+                raise TypeError(f"{self.name} takes integers and slices as indices, got {k!r}")
+        if self.buffer == "sbuf" and len(pattern) == 1:
+            pattern.append((1, 1))
+        return AccessPattern(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
+
+
+def as_ap(x) -> AccessPattern:
+    """A whole tensor handle or an access pattern, as an access pattern."""
+    if isinstance(x, AccessPattern):
+        return x
+    if isinstance(x, NkiTensor):
+        return x[...]
+    raise TypeError(f"expected a tensor or an access pattern, got {type(x).__name__}")

@@ -1,0 +1,117 @@
+"""The tracer: running a kernel function once under a tracing context records a Program.
+
+As in NKI's tracer frontend, Python control flow runs at trace time: loops are
+unrolled, shapes and scales are Python values, and every nisa call appends one
+instruction. SBUF tiles allocated in an ``affine_range`` iteration are freed at
+its end, so a loop reuses the same addresses.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import threading
+
+import numpy as np
+
+from ..machine import dtypes
+from ..machine.isa import Instruction, Program
+from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, HbmTensor, SbufAllocator
+from ..machine.simulator import run
+from .tensor import NkiTensor
+
+_state = threading.local()
+
+
+class Tracer:
+    """What one trace builds: the Program, the SBUF allocator, unique names."""
+
+    def __init__(self, name: str, sbuf_partition_bytes: int):
+        self.allocator = SbufAllocator(sbuf_partition_bytes)
+        self.program = Program(name, sbuf_partition_bytes=sbuf_partition_bytes)
+        self._counters: dict[str, itertools.count] = {}
+
+    def unique(self, base: str) -> str:
+        counter = self._counters.setdefault(base, itertools.count())
+        return f"{base}.{next(counter)}"
+
+    def emit(self, inst: Instruction) -> None:
+        self.program.append(inst)
+
+    def hbm(self, name: str, shape, dtype, kind: str) -> NkiTensor:
+        tensor = HbmTensor(name, tuple(int(s) for s in shape), dtypes.as_dtype(dtype), kind)
+        {"input": self.program.inputs, "internal": self.program.internal}[kind].append(tensor)
+        return NkiTensor(tensor)
+
+    def sbuf(self, name: str | None, shape, dtype) -> NkiTensor:
+        tile = self.allocator.allocate(self.unique(name or "t"), tuple(int(s) for s in shape), dtypes.as_dtype(dtype))
+        self.program.tiles.append(tile)
+        return NkiTensor(tile)
+
+
+def current() -> Tracer:
+    tracer = getattr(_state, "tracer", None)
+    if tracer is None:
+        raise RuntimeError("nki calls build a Program and need a kernel being traced: "
+                           "call resize_kernels.nki.trace(kernel, *args)")
+    return tracer
+
+
+def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES, **kwargs) -> Program:
+    """Trace ``kernel(*args, **kwargs)`` into a Program.
+
+    Tensor arguments are numpy arrays or TensorSpecs (anything with ``shape`` and
+    ``dtype``); they become the Program's HBM inputs, named after the kernel's
+    parameters. The kernel returns the HBM tensor(s) that become its outputs.
+    """
+    fn = getattr(kernel, "func", kernel)
+    if getattr(_state, "tracer", None) is not None:
+        raise RuntimeError(f"cannot trace {fn.__name__} inside another trace")
+    params = list(inspect.signature(fn).parameters)
+    tracer = Tracer(fn.__name__, sbuf_partition_bytes)
+    handles = []
+    for n, a in enumerate(args):
+        if hasattr(a, "shape") and hasattr(a, "dtype"):
+            name = params[n] if n < len(params) else f"arg{n}"
+            handles.append(tracer.hbm(name, a.shape, a.dtype, "input"))
+        else:
+            handles.append(a)
+    _state.tracer = tracer
+    try:
+        result = fn(*handles, **kwargs)
+    finally:
+        _state.tracer = None
+    program = tracer.program
+    for out in (result if isinstance(result, (tuple, list)) else (result,)):
+        if not isinstance(out, NkiTensor) or out.storage not in program.internal:
+            raise TypeError(f"kernel {fn.__name__} must return the HBM tensor(s) it created with "
+                            f"nl.ndarray(..., buffer=nl.shared_hbm), got {out!r}")
+        program.internal.remove(out.storage)
+        out.storage.kind = "output"
+        program.outputs.append(out.storage)
+    program.sbuf_high_water = tracer.allocator.high_water
+    return program
+
+
+class Kernel:
+    """A kernel function marked with ``@jit``: trace it, or call it on numpy arrays to simulate it."""
+
+    def __init__(self, func):
+        self.func = func
+        functools.update_wrapper(self, func)
+
+    def trace(self, *args, **kwargs) -> Program:
+        return trace(self, *args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        if getattr(_state, "tracer", None) is not None:
+            return self.func(*args, **kwargs)  # a kernel calling a kernel: inline it
+        program = trace(self, *args, **kwargs)
+        outs = run(program, [a for a in args if isinstance(a, np.ndarray)])
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def jit(func) -> Kernel:
+    """Mark a kernel function (``@nki.jit``)."""
+    return Kernel(func)

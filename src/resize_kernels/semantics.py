@@ -1,0 +1,78 @@
+"""The specification in code: what every nearest-neighbour resize must compute.
+
+The convention is the asymmetric (align_corners=false, no half-pixel) transform
+with floor rounding, computed as PyTorch's ``F.interpolate(mode="nearest")``
+and the hardware compute it: the scale ``in/out`` is rounded once to float32,
+the product ``dst * scale`` is a float32 multiply (round to nearest even), then
+floored and clamped to ``in - 1``. The exact-rational map is kept only to report
+where float32 and exact arithmetic disagree.
+
+This module is the oracle: it imports nothing else from the package.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Every dimension must stay below this: float32 holds integers exactly only up to 2**24.
+MAX_DIM = 1 << 24
+
+
+def check_axis(in_size, out_size, what="resize_nearest"):
+    """Reject sizes the convention cannot represent (non-integers, <= 0, >= 2**24)."""
+    for name, v in (("input", in_size), ("output", out_size)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{what} requires integer sizes, got {name} size {v!r} of type {type(v).__name__}")
+        if v <= 0:
+            raise ValueError(f"{what} requires positive sizes, got {name} size {v}")
+        if v >= MAX_DIM:
+            raise ValueError(
+                f"{what} requires every size below 2**24 = {MAX_DIM} (float32 positions stop being exact there), "
+                f"got {name} size {v}; split the resize into smaller pieces")
+
+
+def axis_scale(in_size: int, out_size: int) -> np.float32:
+    """The per-axis scale in/out, rounded once to float32."""
+    check_axis(in_size, out_size)
+    return np.float32(in_size / out_size)
+
+
+def source_index(in_size: int, out_size: int) -> np.ndarray:
+    """src(d) = min(floor(float32(d) *f32 float32(in/out)), in - 1) for d in 0..out-1, as int64."""
+    s = axis_scale(in_size, out_size)
+    d = np.arange(out_size, dtype=np.float32)  # exact: out_size < 2**24
+    src = np.floor(d * s).astype(np.int64)  # float32 product, rounded to nearest even
+    return np.minimum(src, in_size - 1)
+
+
+def source_index_exact(in_size: int, out_size: int) -> np.ndarray:
+    """floor(d * in / out) in exact rational arithmetic (never exceeds in - 1)."""
+    check_axis(in_size, out_size)
+    return np.arange(out_size, dtype=np.int64) * in_size // out_size
+
+
+def _check_hw(name, hw):
+    if not isinstance(hw, (tuple, list)) or len(hw) != 2:
+        raise TypeError(f"index_map requires {name} as a pair (height, width), got {hw!r}")
+    return tuple(hw)
+
+
+def index_map(in_hw, out_hw, exact: bool = False) -> np.ndarray:
+    """Flat source pixel index src_h * W_in + src_w for each output pixel, shape (H_out, W_out), int64."""
+    (in_h, in_w), (out_h, out_w) = _check_hw("in_hw", in_hw), _check_hw("out_hw", out_hw)
+    f = source_index_exact if exact else source_index
+    return f(in_h, out_h)[:, None] * in_w + f(in_w, out_w)[None, :]
+
+
+def map_differences(in_size: int, out_size: int) -> np.ndarray:
+    """Output positions on one axis where the float32 map and the exact-rational map disagree."""
+    return np.nonzero(source_index(in_size, out_size) != source_index_exact(in_size, out_size))[0]
+
+
+def resize_nearest_reference(x: np.ndarray, out_hw) -> np.ndarray:
+    """Reference forward resize of an NHWC array: a gather by the float32 index map."""
+    if x.ndim != 4:
+        raise ValueError(f"resize_nearest_reference requires an NHWC array of rank 4, got shape {x.shape}")
+    (out_h, out_w) = _check_hw("out_hw", out_hw)
+    _, in_h, in_w, _ = x.shape
+    return x[:, source_index(in_h, out_h)[:, None], source_index(in_w, out_w)[None, :], :]
