@@ -30,7 +30,7 @@ def test_programs_are_traced_once(rng):
     rk.resize_nearest(x + 0, (6, 6))
     info = api.resize_executable.cache_info()
     assert (info.misses, info.hits) == (1, 1)
-    assert rk.trace_resize(x.shape, (6, 6)) is rk.trace_resize(x.shape, (6, 6), kernel="seed")
+    assert rk.trace_resize(x.shape, (6, 6)) is rk.trace_resize(x.shape, (6, 6), kernel="exact")
 
 
 def test_index_map():
@@ -54,7 +54,7 @@ X = np.zeros((1, 4, 4, 2), np.float32)
     (lambda: rk.resize_nearest(X.astype(np.complex64), (8, 8)), TypeError, "got complex64"),
     (lambda: rk.resize_nearest(X.tolist(), (8, 8)), TypeError, "requires a numpy array.*got list"),
     (lambda: rk.resize_nearest(torch.zeros(1, 4, 4, 2), (8, 8)), TypeError, "got Tensor; convert a torch tensor"),
-    (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'seed'"),
+    (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'exact', 'seed'"),
     (lambda: rk.index_map((4,), (8, 8)), TypeError, "pair"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):

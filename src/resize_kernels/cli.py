@@ -11,6 +11,7 @@ import numpy as np
 from . import semantics
 from .api import kernel_name, resize_executable, trace_resize
 from .kernels import FORWARD_KERNELS
+from .verify import verify
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
@@ -53,6 +54,22 @@ def _demo(args) -> int:
     return 0 if same else 1
 
 
+def _shape(text: str) -> tuple:
+    try:
+        dims = tuple(int(d) for d in text.lower().split("x"))
+    except ValueError:
+        dims = ()
+    if len(dims) != 4 or min(dims) <= 0:
+        raise argparse.ArgumentTypeError(f"expected an NHWC shape like 1x30x20x8, got {text!r}")
+    return dims
+
+
+def _verify(args) -> int:
+    report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
+    print(report)
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="resize-kernels",
@@ -62,10 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Trace a resize kernel for the SD2 inpainting UNet upsample "
                                       "(10x30x20x1280 -> 59x38 float32), print its program, run it on the "
                                       "simulator and check the result bit for bit.")
-    demo.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None, help="kernel variant (default: the default kernel)")
+    demo.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default="seed",
+                      help="kernel variant (default: seed, the compiler's own)")
     demo.add_argument("--batch", type=int, default=SD2_IN[0], help="batch size (default 10)")
     demo.add_argument("--listing", type=int, default=34, metavar="N", help="instructions of the listing to print (default 34)")
     demo.set_defaults(func=_demo)
+
+    ver = sub.add_parser("verify", help="prove a kernel's gather equals the reference map for one shape",
+                         description="Run the kernel on an int32 image whose elements hold their own flat index "
+                                     "and check every output element against the reference map. Exits 1 when "
+                                     "any element is wrong or a read leaves the input.")
+    ver.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
+    ver.add_argument("--out", dest="out_shape", type=_shape, required=True, metavar="NxHxWxC", help="output shape")
+    ver.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None, help="kernel variant (default: the default kernel)")
+    ver.set_defaults(func=_verify)
     return parser
 
 

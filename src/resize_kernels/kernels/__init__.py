@@ -1,10 +1,11 @@
 """Kernel functions, by variant name. They know nothing of HLO."""
 
+from .exact import resize_nearest_exact_kernel
 from .resize import resize_nearest_fixed_dma_kernel
 
 #: Forward resize kernels selectable by name (``kernel=`` in the API).
-FORWARD_KERNELS = {"seed": resize_nearest_fixed_dma_kernel}
-#: The variant used when none is named. The seed's until a corrected kernel exists.
-DEFAULT_FORWARD = "seed"
+FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_fixed_dma_kernel}
+#: The variant used when none is named: exact for every accepted shape.
+DEFAULT_FORWARD = "exact"
 
-__all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "resize_nearest_fixed_dma_kernel"]
+__all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "resize_nearest_exact_kernel", "resize_nearest_fixed_dma_kernel"]
