@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -11,7 +12,7 @@ import numpy as np
 from . import semantics
 from .api import kernel_name, resize_executable, trace_resize
 from .kernels import FORWARD_KERNELS
-from .verify import verify
+from .verify import plot_failures, random_shapes, sweep, verify
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
@@ -65,9 +66,37 @@ def _shape(text: str) -> tuple:
 
 
 def _verify(args) -> int:
-    report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
-    print(report)
-    return 0 if report.ok else 1
+    if args.sweep is None:
+        if args.in_shape is None or args.out_shape is None:
+            print("resize-kernels verify: give --in and --out, or --sweep N", file=sys.stderr)
+            return 2
+        report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
+        print(report)
+        return 0 if report.ok else 1
+    return _sweep(args)
+
+
+def _sweep(args) -> int:
+    kernels = sorted(FORWARD_KERNELS) if args.kernel is None else [args.kernel]
+    axes = ["w", "h"] if args.axis == "both" else [args.axis]
+    results, ok = [], True
+    for kernel in kernels:
+        for axis in axes:
+            t0 = time.perf_counter()
+            result = sweep(args.sweep, axis, kernel, jobs=args.jobs, progress=True)
+            print(result.summary() + f"  [{time.perf_counter() - t0:.1f} s]")
+            results.append(result)
+            ok &= not result.failures
+        if args.random:
+            shapes = random_shapes(args.random, args.max_size, seed=args.seed)
+            bad = [r for r in (verify(i, o, kernel) for i, o in shapes) if not r.ok]
+            print(f"kernel {kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
+                  f"{len(shapes) - len(bad)} exact" + "".join(f"\n  {r}" for r in bad[:5]))
+            ok &= not bad
+    if args.plot:
+        plot_failures(results, args.plot)
+        print(f"wrote {args.plot}")
+    return 0 if ok else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,9 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Run the kernel on an int32 image whose elements hold their own flat index "
                                      "and check every output element against the reference map. Exits 1 when "
                                      "any element is wrong or a read leaves the input.")
-    ver.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
-    ver.add_argument("--out", dest="out_shape", type=_shape, required=True, metavar="NxHxWxC", help="output shape")
-    ver.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None, help="kernel variant (default: the default kernel)")
+    ver.add_argument("--in", dest="in_shape", type=_shape, metavar="NxHxWxC", help="input shape")
+    ver.add_argument("--out", dest="out_shape", type=_shape, metavar="NxHxWxC", help="output shape")
+    ver.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None,
+                     help="kernel variant (default: the default kernel; with --sweep: every kernel)")
+    ver.add_argument("--sweep", type=int, metavar="N", help="verify every (in, out) pair in 1..N along each axis")
+    ver.add_argument("--axis", choices=["w", "h", "both"], default="both", help="axis of the sweep (default both)")
+    ver.add_argument("--random", type=int, default=0, metavar="K", help="with --sweep: also K random 2-D shapes")
+    ver.add_argument("--max-size", type=int, default=1024, help="largest side of the random shapes (default 1024)")
+    ver.add_argument("--seed", type=int, default=0, help="seed of the random shapes")
+    ver.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes for the sweep (default: all cores)")
+    ver.add_argument("--plot", metavar="PNG", help="with --sweep: plot the failing pairs (needs matplotlib)")
     ver.set_defaults(func=_verify)
     return parser
 

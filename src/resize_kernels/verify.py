@@ -87,3 +87,117 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
         source = tuple(map(int, np.unravel_index(pix, (n, in_h, in_w)))) if consistent else None
         first.append(((b, oh, ow), tuple(map(int, expected)), source))
     return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first)
+
+
+# -- sweeps ------------------------------------------------------------------------------------------
+
+def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
+    """The 2-D NHWC shapes of a sweep along ``axis``; the other axis resizes 3 -> 5 (w) or 3 -> 2 (h).
+
+    The other axis is never trivial: the seed's defects couple rows and columns
+    (a flat position's row comes from a reciprocal multiply by the width), and
+    several rows per tile exercise the exact kernel's row split.
+    """
+    if axis == "w":
+        return (1, 3, in_size, 1), (1, 5, out_size, 1)
+    if axis == "h":
+        return (1, in_size, 3, 1), (1, out_size, 2, 1)
+    raise ValueError(f"sweep axis must be 'h' or 'w', got {axis!r}")
+
+
+@dataclass
+class SweepResult:
+    """Every (in, out) pair of one axis up to ``n``, checked; the failing pairs and their wrong-pixel counts."""
+
+    kernel: str
+    axis: str
+    n: int
+    failures: list  # (in, out, wrong pixels or None for an out-of-bounds read)
+
+    @property
+    def checked(self) -> int:
+        return self.n * self.n
+
+    def summary(self, listed: int = 8) -> str:
+        head = f"kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in 1..{self.n}: "
+        if not self.failures:
+            return head + "all exact"
+        oob = sum(w is None for _, _, w in self.failures)
+        lines = [head + f"{len(self.failures):,} not exact ({oob:,} read out of bounds)"]
+        outs = sorted({o for _, o, _ in self.failures})
+        lines.append(f"  output sizes affected ({len(outs)}): " + ", ".join(map(str, outs[:40]))
+                     + (" ..." if len(outs) > 40 else ""))
+        for i, o, w in self.failures[:listed]:
+            lines.append(f"  {i} -> {o}: " + ("out-of-bounds read" if w is None else f"{w} wrong pixels"))
+        return "\n".join(lines)
+
+
+def _sweep_one_input(task):
+    kernel, axis, in_size, n = task
+    failures = []
+    for out_size in range(1, n + 1):
+        report = verify(*axis_shapes(axis, in_size, out_size), kernel)
+        if not report.ok:
+            failures.append((in_size, out_size, report.wrong_pixels))
+    return failures
+
+
+def sweep(n: int, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False) -> SweepResult:
+    """Verify every (in, out) pair in 1..n on one axis; ``jobs`` processes share the work."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"sweep requires a positive size bound n, got {n!r}")
+    axis_shapes(axis, 1, 1)
+    name = kernel_name(kernel)
+    tasks = [(name, axis, i, n) for i in range(1, n + 1)]
+    bar = _progress(len(tasks), f"{name}/{axis}") if progress else None
+    failures = []
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for found in pool.imap_unordered(_sweep_one_input, tasks):
+                failures += found
+                bar and bar.update()
+    else:
+        for task in tasks:
+            failures += _sweep_one_input(task)
+            bar and bar.update()
+    bar and bar.close()
+    return SweepResult(name, axis, n, sorted(failures))
+
+
+def random_shapes(count: int, max_size: int, seed: int = 0) -> list[tuple[tuple, tuple]]:
+    """``count`` random 2-D resizes with every side in 1..max_size (reproducible by ``seed``)."""
+    rng = np.random.default_rng(seed)
+    sides = rng.integers(1, max_size + 1, size=(count, 4)).tolist()
+    return [((1, ih, iw, 1), (1, oh, ow, 1)) for ih, iw, oh, ow in sides]
+
+
+def _progress(total: int, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="in-size")
+
+
+def plot_failures(results: list[SweepResult], path: str) -> None:
+    """A PNG of the failing (in, out) pairs, one panel per sweep (needs the ``plot`` extra: matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise RuntimeError("plotting needs matplotlib: pip install 'resize-kernels[plot]'") from e
+    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4.6), squeeze=False)
+    for ax, r in zip(axes[0], results):
+        pts = np.array([(i, o) for i, o, _ in r.failures]).reshape(-1, 2)
+        oob = np.array([(i, o) for i, o, w in r.failures if w is None]).reshape(-1, 2)
+        ax.scatter(pts[:, 1], pts[:, 0], s=2, c="tab:red", label=f"wrong ({len(pts):,})")
+        if len(oob):
+            ax.scatter(oob[:, 1], oob[:, 0], s=4, c="black", label=f"out of bounds ({len(oob):,})")
+        ax.set(xlim=(0, r.n + 1), ylim=(0, r.n + 1), xlabel=f"output size ({r.axis})", ylabel=f"input size ({r.axis})",
+               title=f"kernel {r.kernel!r}, axis {r.axis}: {len(r.failures):,} of {r.checked:,} pairs not exact")
+        ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -87,8 +87,8 @@ class AccessPattern:
         return self.offset, self.offset + sum(s * (n - 1) for s, n in self.pattern)
 
     def check_static(self, where: str) -> None:
-        """Bounds-check a direct pattern once, at trace time; name ``where`` (the instruction) on failure."""
-        if self.indirect_dim is not None:
+        """Bounds-check a direct pattern at trace time (once: patterns are immutable); name ``where`` on failure."""
+        if self.indirect_dim is not None or self.__dict__.get("_in_bounds"):
             return
         lo, hi = self.static_bounds()
         if lo < 0 or hi >= self.storage_size:
@@ -100,6 +100,7 @@ class AccessPattern:
             if self.offset % free + self.free_span() >= free:
                 raise OutOfBoundsError(f"{where}: access to {self.describe()} runs past the end of a partition "
                                        f"(free size {free})")
+        object.__setattr__(self, "_in_bounds", True)
 
     def locate(self, element: int) -> str:
         """Say where a flat element is: partition and offset for SBUF, element for HBM."""

@@ -55,13 +55,12 @@ class SbufTile:
     dtype: np.dtype
     address: int
 
+    def __post_init__(self):
+        self.free_size = math.prod(self.free_shape)  # elements per partition; read on every access
+
     @property
     def shape(self) -> tuple:
         return (self.partitions, *self.free_shape)
-
-    @property
-    def free_size(self) -> int:
-        return math.prod(self.free_shape)
 
     @property
     def bytes_per_partition(self) -> int:

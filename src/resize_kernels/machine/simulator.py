@@ -38,6 +38,7 @@ class Executable:
         tensors = program.inputs + program.outputs + program.internal
         self.slot = {t: n for n, t in enumerate(tensors)}
         self.mem: list[np.ndarray | None] = [None] * len(tensors)
+        self._views: dict[AccessPattern, np.ndarray] = {}
         self.steps = [self._prepare(n, inst) for n, inst in enumerate(program.instructions)]
         self._lock = threading.Lock()
 
@@ -80,15 +81,23 @@ class Executable:
         raise TypeError(f"the simulator cannot execute instruction {n}: {kind.__name__}")
 
     def _sbuf_view(self, ap: AccessPattern) -> np.ndarray:
-        """A numpy view of a direct SBUF access pattern (prepared once)."""
+        """A numpy view of a direct SBUF access pattern (prepared once per pattern)."""
+        view = self._views.get(ap)
+        if view is None:
+            view = self._views[ap] = self._make_sbuf_view(ap)
+        return view
+
+    def _make_sbuf_view(self, ap: AccessPattern) -> np.ndarray:
         tile = ap.tensor
         base = sbuf_view(self.sbuf, tile)
-        p0, f0 = divmod(ap.offset, tile.free_size)
-        (s0, _), rest = ap.pattern[0], ap.pattern[1:]
+        free = tile.free_size
+        p0, f0 = divmod(ap.offset, free)
+        (s0, n0), rest = ap.pattern[0], ap.pattern[1:]
+        if (s0 == free or n0 == 1) and len(rest) == 1 and rest[0][0] == 1:  # a plain [p0:p1, f0:f1] slice
+            return base[p0:p0 + n0, f0:f0 + rest[0][1]]
         item = tile.dtype.itemsize
-        strides = ((s0 // tile.free_size) * base.strides[0], *(s * item for s, _ in rest))
-        start = base[p0:, f0:]
-        return np.lib.stride_tricks.as_strided(start, shape=ap.shape, strides=strides)
+        strides = ((s0 // free) * base.strides[0], *(s * item for s, _ in rest))
+        return np.lib.stride_tricks.as_strided(base[p0:, f0:], shape=ap.shape, strides=strides)
 
     def _hbm_view(self, ap: AccessPattern):
         """A function giving the numpy view of a direct HBM access pattern in the current run."""

@@ -33,6 +33,14 @@ class NkiTensor:
     def __init__(self, storage: HbmTensor | SbufTile, shape=None):
         self.storage = storage
         self.shape = tuple(storage.shape if shape is None else shape)
+        self._whole: AccessPattern | None = None
+
+    @property
+    def whole(self) -> AccessPattern:
+        """The access pattern of the whole tensor (made once: kernels pass whole tiles constantly)."""
+        if self._whole is None:
+            self._whole = self[...]
+        return self._whole
 
     @property
     def dtype(self) -> np.dtype:
@@ -102,5 +110,5 @@ def as_ap(x) -> AccessPattern:
     if isinstance(x, AccessPattern):
         return x
     if isinstance(x, NkiTensor):
-        return x[...]
+        return x.whole
     raise TypeError(f"expected a tensor or an access pattern, got {type(x).__name__}")
