@@ -12,7 +12,7 @@ import numpy as np
 from . import semantics
 from .api import kernel_name, resize_executable, trace_resize
 from .kernels import FORWARD_KERNELS
-from .verify import plot_failures, random_shapes, sweep, verify
+from .verifier import plot_failures, random_shapes, sweep, verify
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)

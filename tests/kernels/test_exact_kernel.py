@@ -10,7 +10,7 @@ from resize_kernels import semantics
 from resize_kernels.kernels import DEFAULT_FORWARD, resize_nearest_exact_kernel
 from resize_kernels.kernels.exact import CHUNK_BYTES
 from resize_kernels.nki import TensorSpec, trace
-from resize_kernels.verify import verify
+from resize_kernels.verifier import verify
 
 from conftest import DTYPES, assert_bits_equal, random_data
 

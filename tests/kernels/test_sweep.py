@@ -16,7 +16,7 @@ several rows and the seed's row/column coupling shows.
 import pytest
 
 from resize_kernels import cli, semantics
-from resize_kernels.verify import axis_shapes, sweep
+from resize_kernels.verifier import axis_shapes, sweep
 
 from seed_model import seed_load_indices
 
