@@ -76,3 +76,51 @@ def resize_nearest_reference(x: np.ndarray, out_hw) -> np.ndarray:
     (out_h, out_w) = _check_hw("out_hw", out_hw)
     _, in_h, in_w, _ = x.shape
     return x[:, source_index(in_h, out_h)[:, None], source_index(in_w, out_w)[None, :], :]
+
+
+#: dtypes a gradient may have (by numpy name; ml_dtypes' bfloat16 is "bfloat16").
+GRAD_DTYPES = ("float32", "float16", "bfloat16")
+
+
+def source_runs(in_size: int, out_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each source position i: (first output position mapping to i, how many do), as int64.
+
+    The map is monotone, so the outputs of each source form one contiguous run;
+    a run is empty (length 0) for sources a downsample skips.
+    """
+    src = source_index(in_size, out_size)
+    sources = np.arange(in_size)
+    first = np.searchsorted(src, sources, side="left")
+    return first, np.searchsorted(src, sources, side="right") - first
+
+
+def resize_nearest_grad_reference(dy: np.ndarray, in_hw) -> np.ndarray:
+    """Reference gradient of the forward resize for an NHWC ``dy``: dx of shape (N, in_h, in_w, C).
+
+    dx[b, i, j, c] is the sum of dy[b, oh, ow, c] over every output pixel whose
+    source is (i, j): a scatter-add over the forward index map (a sum, not a
+    mean). The accumulation is fixed so that a kernel can match it bit for bit:
+    each dx element starts at +0.0 and adds its contributions in float32, one at
+    a time, in row-major (oh, ow) order; float16 / bfloat16 dy is widened to
+    float32 (exactly) and the float32 sum is cast once, at the end, rounding to
+    nearest even. PyTorch's CPU backward sums in the same order.
+    """
+    if dy.ndim != 4:
+        raise ValueError(f"resize_nearest_grad_reference requires an NHWC array of rank 4, got shape {dy.shape}")
+    if dy.dtype.name not in GRAD_DTYPES:
+        raise TypeError(f"resize_nearest_grad_reference requires dy of dtype {', '.join(GRAD_DTYPES)}, "
+                        f"got {dy.dtype}")
+    (in_h, in_w) = _check_hw("in_hw", in_hw)
+    b, out_h, out_w, c = dy.shape
+    (first_h, count_h), (first_w, count_w) = source_runs(in_h, out_h), source_runs(in_w, out_w)
+    dy32 = dy.astype(np.float32)
+    dx = np.zeros((b, in_h, in_w, c), np.float32)
+    # Step (kh, kw) adds the kh-th row and kw-th column of every source's run: the
+    # targets of one step are distinct, and the steps go in row-major order.
+    for kh in range(int(count_h.max())):
+        rows = np.nonzero(count_h > kh)[0]
+        for kw in range(int(count_w.max())):
+            cols = np.nonzero(count_w > kw)[0]
+            dx[:, rows[:, None], cols[None, :], :] += dy32[:, (first_h[rows] + kh)[:, None],
+                                                           (first_w[cols] + kw)[None, :], :]
+    return dx.astype(dy.dtype)
