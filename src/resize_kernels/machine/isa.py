@@ -196,6 +196,57 @@ class DmaCopy(Instruction):
 
 
 @dataclass(eq=False)
+class Memset(Instruction):
+    """dst = value everywhere (nisa.memset): the float32 scalar cast to dst's dtype."""
+
+    dst: AccessPattern
+    value: float
+    engine = "vector"
+    opcode = "memset"
+
+    def operands_text(self):
+        return _scalar(self.value)
+
+
+@dataclass(eq=False)
+class DmaCopyAdd(DmaCopy):
+    """dst = dst + src by the DMA engines' read-modify-write (nisa.dma_copy(..., dst_rmw_op=nl.add)).
+
+    The sum is computed in float32 and cast to dst's dtype; src and dst have one
+    dtype (the DMA does not cast on the way). dst is in HBM. With
+    ``vector_offset`` and ``indirect_dim=0`` on dst it is a scatter-add:
+    partition i adds into row ``vector_offset[i]``. Where several partitions (or
+    elements) reach one address every contribution counts, added in partition
+    order, then element order (np.add.at semantics, never last-write-wins).
+    """
+
+    opcode = "dma_copy_add"
+
+    def sources(self):
+        return (self.src,) + ((self.dst.vector_offset,) if self.dst.vector_offset is not None else ())
+
+    def validate(self, where: str) -> None:
+        Instruction.validate(self, where)
+        if self.dst.is_sbuf:
+            raise ValueError(f"{where}: dma_copy with dst_rmw_op accumulates into HBM only, got destination "
+                             f"{self.dst.describe()} in SBUF; add SBUF tiles with tensor_tensor(op=nl.add)")
+        if self.src.indirect_dim is not None:
+            raise ValueError(f"{where}: dma_copy with dst_rmw_op takes a direct source, got the gather "
+                             f"{self.src.describe()}; gather into a tile first")
+        if self.src.dtype != self.dst.dtype:
+            raise ValueError(f"{where}: dma_copy with dst_rmw_op needs one dtype on both sides: source "
+                             f"{self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} is "
+                             f"{self.dst.dtype}; cast the tile with tensor_copy first")
+        if self.src.shape != self.dst.shape:
+            raise ValueError(f"{where}: dma_copy with dst_rmw_op requires source and destination of one shape, "
+                             f"got {self.src.shape} from {self.src.describe()} and {self.dst.shape} "
+                             f"to {self.dst.describe()}")
+
+    def operands_text(self):
+        return f"{self.dst.describe()} + {self.src.describe()}"
+
+
+@dataclass(eq=False)
 class Program:
     """A traced kernel: its tensors, its SBUF tiles and its instructions in issue order."""
 

@@ -19,6 +19,7 @@ from . import dtypes
 from .access import AccessPattern
 from .errors import OutOfBoundsError
 from .isa import ALU_OPS, DmaCopy, Iota, Program, TensorCopy, TensorScalar, TensorTensor
+from .isa import DmaCopyAdd, Memset
 from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, poisoned, sbuf_view
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -27,6 +28,24 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 def _bits(a: np.ndarray) -> np.ndarray:
     """Reinterpret as unsigned integers of the same width, so that copies move bits, never values."""
     return a.view(_BITS[a.dtype.itemsize])
+
+
+def _repeat_passes(key: np.ndarray) -> list:
+    """Split positions 0..len(key)-1 into passes of distinct keys: pass m holds every key's m-th occurrence.
+
+    Running the passes in order adds the contributions to each address in their
+    original order, and each pass is a plain (duplicate-free) fancy-index update.
+    """
+    order = np.argsort(key, kind="stable")
+    ranked = key[order]
+    first = np.ones(len(key), bool)
+    first[1:] = ranked[1:] != ranked[:-1]
+    if first.all():
+        return [slice(None)]
+    pos = np.arange(len(key))
+    rank = np.empty(len(key), np.intp)
+    rank[order] = pos - np.maximum.accumulate(np.where(first, pos, 0))
+    return [np.nonzero(rank == m)[0] for m in range(int(rank.max()) + 1)]
 
 
 class Executable:
@@ -78,6 +97,10 @@ class Executable:
             return self._tensor_copy(inst)
         if kind is DmaCopy:
             return self._dma_copy(n, inst)
+        if kind is Memset:
+            return self._memset(inst)
+        if kind is DmaCopyAdd:
+            return self._dma_copy_add(n, inst)
         raise TypeError(f"the simulator cannot execute instruction {n}: {kind.__name__}")
 
     def _sbuf_view(self, ap: AccessPattern) -> np.ndarray:
@@ -210,6 +233,61 @@ class Executable:
             check(index)
             addr = (o + index.astype(np.int64) * rs)[:, None] + free[None, :]
             np.copyto(_bits(dst()), _bits(mem[slot])[addr].reshape(shape))
+        return step
+
+    # -- memset and DMA with accumulate ------------------------------------------------------------
+    def _memset(self, inst: Memset):
+        dst = self._sbuf_view(inst.dst)
+        values = dtypes.cast(np.full(dst.shape, inst.value, np.float32), dst.dtype)
+        return lambda: np.copyto(dst, values)
+
+    def _dma_copy_add(self, n: int, inst: DmaCopyAdd):
+        """dst += src in float32, every duplicate address counting (see DmaCopyAdd)."""
+        ap, mem, src = inst.dst, self.mem, self._view(inst.src)
+        slot, dtype, o = self.slot[ap.tensor], ap.dtype, ap.offset
+        free = np.zeros((1,), np.int64)
+        for s, num in ap.pattern[1:]:
+            free = (free[:, None] + s * np.arange(num, dtype=np.int64)[None, :]).reshape(-1)
+
+        def add(target, key, values, passes=None):
+            """target[key] += values, one pass per repeat of a key so that no contribution is lost."""
+            for sel in _repeat_passes(key) if passes is None else passes:
+                k = key[sel]
+                target[k] = dtypes.cast(dtypes.to_f32(target[k]) + dtypes.to_f32(values[sel]), dtype)
+
+        if ap.indirect_dim is None:  # static addresses: the passes are known now
+            addr = (o + ap.pattern[0][0] * np.arange(ap.shape[0], dtype=np.int64))[:, None] + free[None, :]
+            addr = addr.reshape(-1)
+            passes = _repeat_passes(addr)
+            return lambda: add(mem[slot], addr, src().reshape(-1), passes)
+
+        index = self._sbuf_view(ap.vector_offset).reshape(-1)
+        rs, span, size = ap.row_size, ap.free_span(), ap.tensor.size
+
+        def check(idx):
+            start = o + idx.astype(np.int64) * rs
+            bad = np.nonzero((start < 0) | (start + span >= size))[0]
+            if bad.size:
+                i = int(bad[0])
+                raise OutOfBoundsError(
+                    f"instruction {n} (dma_copy_add scatter into {ap.tensor.name}): partition {i} writes elements "
+                    f"{start[i]}..{start[i] + span} (vector_offset {int(idx[i])} * row size {rs} + offset {o}), "
+                    f"outside the tensor's elements 0..{size - 1}")
+            return start
+
+        rest = ap.pattern[1:]
+        if len(rest) == 1 and rest[0][0] == 1 and o % rs + rest[0][1] <= rs and size % rs == 0:
+            # Fast path: each partition adds into a contiguous run within one row; repeats are whole rows.
+            r0, c0, width = o // rs, o % rs, rest[0][1]
+
+            def step():
+                check(index)
+                add(mem[slot].reshape(-1, rs)[:, c0:c0 + width], index.astype(np.intp) + r0, src())
+            return step
+
+        def step():
+            addr = (check(index)[:, None] + free[None, :]).reshape(-1)
+            add(mem[slot], addr, src().reshape(-1))
         return step
 
 

@@ -36,6 +36,22 @@ def tensor_copy(dst, src) -> None:
     current().emit(m.TensorCopy(as_ap(dst), as_ap(src)))
 
 
-def dma_copy(dst, src) -> None:
-    """Copy bits between HBM and SBUF; ``src`` may be an indirect gather (``.ap(vector_offset=...)``)."""
-    current().emit(m.DmaCopy(as_ap(dst), as_ap(src)))
+def dma_copy(dst, src, dst_rmw_op=None) -> None:
+    """Copy bits between HBM and SBUF; ``src`` may be an indirect gather (``.ap(vector_offset=...)``).
+
+    With ``dst_rmw_op=nl.add`` the DMA adds src into dst instead (read-modify-write
+    in float32, into HBM); dst may then be an indirect scatter, where repeated
+    rows all count.
+    """
+    if dst_rmw_op is None:
+        current().emit(m.DmaCopy(as_ap(dst), as_ap(src)))
+        return
+    if getattr(dst_rmw_op, "alu_name", dst_rmw_op) != "add":
+        raise ValueError(f"dma_copy supports only dst_rmw_op=nl.add (the DMA engines' one read-modify-write "
+                         f"op), got {dst_rmw_op!r}")
+    current().emit(m.DmaCopyAdd(as_ap(dst), as_ap(src)))
+
+
+def memset(dst, value) -> None:
+    """dst = value in every element (the float32 scalar cast to dst's dtype)."""
+    current().emit(m.Memset(as_ap(dst), float(value)))
