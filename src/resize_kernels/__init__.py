@@ -1,7 +1,7 @@
 """resize-kernels: the Neuron compiler's nearest-neighbour resize path, on a simulated NeuronCore."""
 
-from .api import index_map, resize_nearest, trace_resize
+from .api import index_map, resize_nearest, resize_nearest_grad, trace_resize
 from .verifier import verify
 
 __version__ = "0.1.0"
-__all__ = ["resize_nearest", "index_map", "trace_resize", "verify"]
+__all__ = ["resize_nearest", "resize_nearest_grad", "index_map", "trace_resize", "verify"]

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import semantics
 from .kernels import DEFAULT_FORWARD, FORWARD_KERNELS
+from .kernels import GRAD_KERNELS
 from .machine import dtypes
 from .machine.isa import Program
 from .machine.simulator import Executable
@@ -30,7 +31,8 @@ def _check_size(size, in_hw, what):
     return int(size[0]), int(size[1])
 
 
-def _check_nhwc(x, what):
+def _check_nhwc(x, what, allowed=None):
+    """x is a numpy NHWC array of a machine dtype (of a dtype named in ``allowed``, if given)."""
     if not isinstance(x, np.ndarray):
         hint = "; convert a torch tensor with .numpy() (or use resize_kernels.frontends.torch)" \
             if type(x).__module__.startswith("torch") else ""
@@ -40,6 +42,9 @@ def _check_nhwc(x, what):
                          f"got shape {x.shape}")
     if x.shape[0] == 0 or x.shape[3] == 0:
         raise ValueError(f"{what} requires at least one batch and one channel, got shape {x.shape}")
+    if allowed is not None and x.dtype.name not in allowed:
+        hint = "cast it with .astype(np.float32)" if x.dtype.kind in "fc" else "a gradient is real-valued"
+        raise TypeError(f"{what} requires an array of dtype {', '.join(allowed)}, got {x.dtype}; {hint}")
     dtypes.as_dtype(x.dtype, what)
 
 
@@ -75,3 +80,58 @@ def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray
 def index_map(in_hw, out_hw) -> np.ndarray:
     """Reference flat source index (src_h * W_in + src_w) of every output pixel, shape (H_out, W_out)."""
     return semantics.index_map(in_hw, out_hw)
+
+
+# -- the gradient ---------------------------------------------------------------------------------
+
+def grad_kernel_name(kernel: str | None) -> str:
+    """The registered gradient kernel ``kernel`` names (None: "general", which handles every ratio)."""
+    name = "general" if kernel is None else kernel
+    if name not in GRAD_KERNELS:
+        raise ValueError(f"resize_nearest_grad has no kernel {kernel!r}; choose one of "
+                         f"{', '.join(map(repr, GRAD_KERNELS))}")
+    return name
+
+
+def _check_grad_size(size, dy_hw):
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
+        raise TypeError(f"resize_nearest_grad requires the forward input size as a pair (in_h, in_w), got {size!r}")
+    for i, o in zip(size, dy_hw):
+        semantics.check_axis(i, o, "resize_nearest_grad")
+    return int(size[0]), int(size[1])
+
+
+def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None) -> Program:
+    """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``."""
+    dtype = dtypes.as_dtype(dtype, "trace_resize_grad")
+    return _grad_program(tuple(dy_shape), tuple(in_hw), dtype, grad_kernel_name(kernel))
+
+
+@functools.lru_cache(maxsize=64)
+def _grad_program(dy_shape, in_hw, dtype, name) -> Program:
+    n, _, _, c = dy_shape
+    return trace(GRAD_KERNELS[name], TensorSpec(dy_shape, dtype), in_shape=(n, *in_hw, c))
+
+
+@functools.lru_cache(maxsize=64)
+def grad_executable(dy_shape, in_hw, dtype, name: str) -> Executable:
+    """The cached, prepared Program of gradient kernel ``name`` for this shape and dtype."""
+    return Executable(_grad_program(dy_shape, in_hw, np.dtype(dtype), name))
+
+
+def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
+    """Gradient of ``resize_nearest`` with respect to its input, on the simulated NeuronCore.
+
+    ``dy`` is the NHWC gradient of the resized output (float32, float16 or
+    bfloat16) and ``size = (in_h, in_w)`` the forward input's height and width;
+    returns dx (N, in_h, in_w, C) of dy's dtype, where each pixel is the sum (not
+    the mean) of dy over the output pixels that copied it, summed in float32 in
+    the order ``semantics.resize_nearest_grad_reference`` specifies.
+    ``kernel`` names a registered gradient kernel (``kernels.GRAD_KERNELS``);
+    only "general", for any ratio, exists here: the integer-ratio reduce_window
+    path belongs to the compiler. Programs are traced once per (shape, size,
+    dtype, kernel) and cached.
+    """
+    _check_nhwc(dy, "resize_nearest_grad", allowed=semantics.GRAD_DTYPES)
+    in_hw = _check_grad_size(size, dy.shape[1:3])
+    return grad_executable(dy.shape, in_hw, dy.dtype, grad_kernel_name(kernel)).run([dy])[0]
