@@ -40,7 +40,8 @@ def axis(draw):
 def test_small_integer_gradient_equals_reference(n, h, w, c, dtype, seed):
     (in_h, out_h), (in_w, out_w) = h, w
     dy = small_ints(np.random.default_rng(seed), (n, out_h, out_w, c), dtype)
-    assert_bits_equal(rk.resize_nearest_grad(dy, (in_h, in_w)), semantics.resize_nearest_grad_reference(dy, (in_h, in_w)))
+    want = semantics.resize_nearest_grad_reference(dy, (in_h, in_w))
+    assert_bits_equal(rk.resize_nearest_grad(dy, (in_h, in_w)), want)
 
 
 @settings(max_examples=60, deadline=None)
@@ -50,7 +51,8 @@ def test_random_gradient_equals_reference_bits(n, h, w, c, dtype, seed):
     # The kernel adds in the reference's order (row-major, float32), so even rounding agrees.
     (in_h, out_h), (in_w, out_w) = h, w
     dy = np.random.default_rng(seed).standard_normal((n, out_h, out_w, c)).astype(dtype)
-    assert_bits_equal(rk.resize_nearest_grad(dy, (in_h, in_w)), semantics.resize_nearest_grad_reference(dy, (in_h, in_w)))
+    want = semantics.resize_nearest_grad_reference(dy, (in_h, in_w))
+    assert_bits_equal(rk.resize_nearest_grad(dy, (in_h, in_w)), want)
 
 
 def test_sd2_inpainting_shape_with_1280_channels(rng):
@@ -101,7 +103,7 @@ def test_column_groups_cover_every_tile(rng, monkeypatch):
 def test_channels_beyond_one_chunk_are_split(rng):
     c = grad.CHUNK_BYTES // 4 + 3
     dy = small_ints(rng, (1, 3, 2, c), ml_dtypes.bfloat16)
-    program = rk.api.trace_resize_grad(dy.shape, (2, 3), dy.dtype)
+    program = api.trace_resize_grad(dy.shape, (2, 3), dy.dtype)
     assert all(d.dst.shape[1] <= grad.CHUNK_BYTES // 4 for d in program.dmas())
     assert_bits_equal(rk.resize_nearest_grad(dy, (2, 3)), semantics.resize_nearest_grad_reference(dy, (2, 3)))
 
@@ -113,7 +115,7 @@ def test_sbuf_capacity_holds_for_many_channels():
 
 
 def test_sd2_program_shape():
-    program = rk.api.trace_resize_grad((10, 59, 38, 1280), (30, 20))
+    program = api.trace_resize_grad((10, 59, 38, 1280), (30, 20))
     counts = program.counts()
     assert counts["dma_copy_add"] == 10 * 20  # 20 tiles of 3 dy rows (the last has 2), each batch
     assert counts["iota"] == 1 and counts["memset"] == 1  # index work shared by batches; one zero tile
@@ -121,8 +123,8 @@ def test_sd2_program_shape():
 
 
 def test_float32_accumulates_in_dx_and_half_types_cast_once():
-    f32 = rk.api.trace_resize_grad((1, 4, 4, 2), (2, 2), "float32")
-    bf16 = rk.api.trace_resize_grad((1, 4, 4, 2), (2, 2), "bfloat16")
+    f32 = api.trace_resize_grad((1, 4, 4, 2), (2, 2), "float32")
+    bf16 = api.trace_resize_grad((1, 4, 4, 2), (2, 2), "bfloat16")
     assert not f32.internal and [t.dtype for t in bf16.internal] == [np.dtype(np.float32)]
     assert f32.counts()["tensor_copy"] < bf16.counts()["tensor_copy"]
 
@@ -171,7 +173,8 @@ DY = np.zeros((1, 8, 8, 2), np.float32)
     (lambda: rk.resize_nearest_grad(np.zeros((1, 0, 8, 2), np.float32), (4, 4)), ValueError,
      "positive sizes, got output size 0"),
     (lambda: rk.resize_nearest_grad(DY, (4, 1 << 24)), ValueError, "below 2\\*\\*24"),
-    (lambda: rk.resize_nearest_grad(DY, (4, 4), kernel="pool"), ValueError, "no kernel 'pool'; choose one of 'general'"),
+    (lambda: rk.resize_nearest_grad(DY, (4, 4), kernel="pool"), ValueError,
+     "no kernel 'pool'; choose one of 'general'"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
