@@ -30,6 +30,8 @@ class AccessPattern:
     def __post_init__(self):
         pattern = tuple((int(s), int(n)) for s, n in self.pattern)
         object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "shape", tuple(n for _, n in pattern))  # read on every use: computed once
+        object.__setattr__(self, "is_sbuf", isinstance(self.tensor, SbufTile))
         if not pattern:
             raise ValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
         for step, num in pattern:
@@ -57,14 +59,6 @@ class AccessPattern:
                              f"({self.shape[0]}, 1) SBUF tile, got {v.describe()} of shape {v.shape}")
         if self.row_size < 1:
             raise ValueError(f"indirect access on {self.tensor.name!r} needs a row size of at least 1")
-
-    @property
-    def is_sbuf(self) -> bool:
-        return isinstance(self.tensor, SbufTile)
-
-    @property
-    def shape(self) -> tuple:
-        return tuple(n for _, n in self.pattern)
 
     @property
     def size(self) -> int:

@@ -39,7 +39,10 @@ class NkiTensor:
     def whole(self) -> AccessPattern:
         """The access pattern of the whole tensor (made once: kernels pass whole tiles constantly)."""
         if self._whole is None:
-            self._whole = self[...]
+            pattern = tuple(zip(_suffix_products(self.shape), self.shape))
+            if self.buffer == "sbuf" and len(pattern) == 1:
+                pattern += ((1, 1),)
+            self._whole = AccessPattern(self.storage, pattern, 0, row_size=math.prod(self.shape[1:]))
         return self._whole
 
     @property
@@ -76,6 +79,9 @@ class NkiTensor:
 
     def __getitem__(self, key) -> AccessPattern:
         """Basic indexing (integers and slices with positive steps) as an access pattern."""
+        if (type(key) is tuple and len(key) == 2 == len(self.shape) and type(key[0]) is slice
+                and type(key[1]) is slice and key[0].step is None and key[1].step is None):
+            return self._rectangle(key[0], key[1])
         key = key if isinstance(key, tuple) else (key,)
         if Ellipsis in key:
             i = key.index(Ellipsis)
@@ -103,6 +109,15 @@ class NkiTensor:
         if self.buffer == "sbuf" and len(pattern) == 1:
             pattern.append((1, 1))
         return AccessPattern(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
+
+
+    def _rectangle(self, rows: slice, cols: slice) -> AccessPattern:
+        """t[a:b, c:d] of a 2-D tensor, the commonest index in kernels, without the general walk."""
+        (p0, p1, _), (f0, f1, _) = rows.indices(self.shape[0]), cols.indices(self.shape[1])
+        if p1 <= p0 or f1 <= f0:
+            raise ValueError(f"{self.name}[{p0}:{p1}, {f0}:{f1}] selects nothing")
+        width = self.shape[1]
+        return AccessPattern(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
 
 
 def as_ap(x) -> AccessPattern:
