@@ -1,0 +1,104 @@
+"""The seed's check at HLO lowering (hlo2penguin): reject resize custom-calls the kernels cannot honour.
+
+The kernels take no mode argument: they implement only the asymmetric,
+floor-rounding transform (align_corners=false, half_pixel_centers=false). So
+the mode is checked here, once, from the custom-call's backend_config, which
+torch_xla writes as two quoted characters, align_corners then
+half_pixel_centers (``backend_config="\\"00\\""``). The shape checks make sure
+that what reaches a kernel is an NHWC image resized in dims 1 and 2 only.
+torch_xla transposes NCHW with dimensions={0,3,2,1}, so the custom call may
+see (N, W, H, C); the map is separable per axis, so dims 1 and 2 are simply
+resized as they come.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ...machine import dtypes
+from ...semantics import MAX_DIM
+from ..hlo import HloInstruction, HloModule, Shape
+from ..hlo.shape import ELEMENT_TYPES
+
+#: Custom-call targets of the resize op family; they share the backend_config and the NHWC conventions.
+RESIZE_TARGETS = ("ResizeNearest", "ResizeNearestGrad")
+#: HLO element types the NeuronCore model moves (f32, bf16, f16 and the 8/16/32-bit integers).
+SUPPORTED_ELEMENT_TYPES = tuple(name for name, (_, dtype) in ELEMENT_TYPES.items()
+                                if dtype is not None and np.dtype(dtype) in dtypes.SUPPORTED)
+_BACKEND_CONFIG = re.compile(r'"([01])([01])"')
+
+
+class ValidationError(ValueError):
+    """An HLO module the compiler rejects; the message names the instruction and what to change."""
+
+
+def custom_call_target(inst: HloInstruction) -> str | None:
+    """The custom_call_target of a custom-call (None for other opcodes); ValidationError if it is unreadable."""
+    if inst.opcode != "custom-call":
+        return None
+    try:
+        return inst.custom_call_target
+    except ValueError:
+        raw = inst.attributes.get("custom_call_target")
+        got = "none" if raw is None else f"custom_call_target={raw}"
+        raise ValidationError(f"custom-call {inst.name!r} requires custom_call_target=\"<name>\" (a quoted name), "
+                              f"got {got}") from None
+
+
+def validate_resize(module: HloModule) -> None:
+    """Pass: check every resize custom-call of the module (ValidationError at the first bad one)."""
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if custom_call_target(inst) in RESIZE_TARGETS:
+                check_resize_custom_call(inst)
+
+
+def check_resize_custom_call(inst: HloInstruction) -> None:
+    """One ResizeNearest / ResizeNearestGrad custom-call: its mode, operand and shapes."""
+    target = inst.custom_call_target
+    what = f"{target} custom-call {inst.name!r}"
+    if len(inst.operands) != 1:
+        raise ValidationError(f"{what} requires exactly 1 operand (the NHWC image), got {len(inst.operands)}; "
+                              f"pass the image alone")
+    _check_mode(inst, target, what)
+    _check_shapes(inst.operands[0].shape, inst.shape, what)
+
+
+def _check_mode(inst: HloInstruction, target: str, what: str) -> None:
+    try:
+        match = _BACKEND_CONFIG.fullmatch(inst.backend_config)
+    except ValueError:  # absent, or not a quoted string
+        match = None
+    if match is None:
+        raw = inst.attributes.get("backend_config")
+        got = "no backend_config" if raw is None else f"backend_config={raw}"
+        raise ValidationError(f"{what} requires backend_config to be two quoted characters, align_corners then "
+                              f"half_pixel_centers, each 0 or 1, as torch_xla writes it: "
+                              f"backend_config=\"\\\"00\\\"\"; got {got}")
+    for flag, value in zip(("align_corners", "half_pixel_centers"), match.groups()):
+        if value == "1":
+            raise ValidationError(f"{target}: {flag}=true is not supported in this implementation.\n"
+                                  f"Set {flag}=false in your {target} configuration.")
+
+
+def _check_shapes(operand, result, what: str) -> None:
+    got = f"got operand {operand} and result {result}"
+    if not (isinstance(operand, Shape) and isinstance(result, Shape) and operand.rank == result.rank == 4):
+        raise ValidationError(f"{what} requires rank-4 arrays (N, H, W, C) as operand and result, {got}; "
+                              f"reshape or transpose to NHWC around the call")
+    if operand.element_type not in SUPPORTED_ELEMENT_TYPES:
+        raise ValidationError(f"{what} requires an element type the NeuronCore supports "
+                              f"({', '.join(SUPPORTED_ELEMENT_TYPES)}), {got}; convert the operand first")
+    if result.element_type != operand.element_type:
+        raise ValidationError(f"{what} requires the result element type to equal the operand's, {got}; "
+                              f"a resize moves data unchanged, so convert before or after the call")
+    for dim, name in ((0, "batch"), (3, "channels")):
+        if result.dims[dim] != operand.dims[dim]:
+            raise ValidationError(f"{what} requires the result {name} (dim {dim}) to equal the operand's, {got}; "
+                                  f"a resize changes only dims 1 and 2, so set the result's dim {dim} to "
+                                  f"{operand.dims[dim]}")
+    if min(operand.dims + result.dims) < 1 or max(operand.dims[1:3] + result.dims[1:3]) >= MAX_DIM:
+        raise ValidationError(f"{what} requires every dimension to be at least 1 and dims 1 and 2 to be below "
+                              f"2**24 (float32 positions stop being exact there), {got}; split the resize")
