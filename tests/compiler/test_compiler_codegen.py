@@ -1,0 +1,114 @@
+"""Codegen: each InternalNativeNkiKernel is looked up in the registry and its kernel re-traced."""
+
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+
+from resize_kernels.compiler.codegen import CodegenError, codegen, codegen_internal_native_nki_kernel
+from resize_kernels.compiler.hlo import parse_hlo_module
+from resize_kernels.compiler.passes import lower_resize_nearest
+from resize_kernels.compiler.pipeline import compile_hlo
+from resize_kernels.compiler.registry import _get_resize_args, registry, with_forward_kernel
+from resize_kernels.nki.tensor import NkiTensor
+
+from hlo_texts import custom_call_module, resize_module
+
+
+def lowered(text):
+    module = parse_hlo_module(text)
+    lower_resize_nearest(module)
+    return module
+
+
+def test_get_resize_args_receives_the_instruction_and_the_kernel_gets_one_operand(monkeypatch):
+    """A spy on the registry entry: what codegen hands the builder and what the kernel is traced with."""
+    config = registry["ResizeNearest"]
+    built, traced = [], []
+
+    def spy_builder(inst):
+        extra_kw = _get_resize_args(inst)
+        built.append((inst, extra_kw))
+        return extra_kw
+
+    @functools.wraps(config.kernel_func)
+    def spy_kernel(*args, **kwargs):
+        traced.append((args, kwargs))
+        return config.kernel_func(*args, **kwargs)
+
+    monkeypatch.setitem(registry, "ResizeNearest",
+                        dataclasses.replace(config, kernel_func=spy_kernel, additional_args_builder=spy_builder))
+    compiled = compile_hlo(resize_module("old", dtype="bf16", c=16))
+
+    (kernel,) = compiled.programs
+    assert len(built) == 1 and built[0][0] is kernel
+    assert kernel.opcode == "InternalNativeNkiKernel" and kernel.parent is compiled.module.entry
+    assert built[0][1] == {"out_shape": (1, 38, 59, 16)}
+    assert len(traced) == 1
+    (args, kwargs), = traced
+    assert len(args) == 1 and isinstance(args[0], NkiTensor)
+    assert args[0].shape == (1, 20, 30, 16) and args[0].dtype == np.dtype("bfloat16")
+    assert kwargs == {"out_shape": (1, 38, 59, 16)}
+    assert compiled.programs[kernel].name == "resize_nearest_exact_kernel"
+    assert [t.name for t in compiled.programs[kernel].inputs] == ["data_tensor"]
+
+
+def test_one_program_per_kernel_instruction_traced_with_the_chosen_variant():
+    module = lowered(resize_module("new"))
+    kernel = module.entry.instruction("upsample_nearest2d.1")
+    assert {inst: p.name for inst, p in codegen(module, registry).items()} == {kernel: "resize_nearest_exact_kernel"}
+    seed = codegen(module, with_forward_kernel("seed"))
+    assert seed[kernel].name == "resize_nearest_fixed_dma_kernel"
+    assert [t.shape for t in seed[kernel].outputs] == [(1, 38, 59, 8)]
+
+
+def test_an_unknown_kernel_name_lists_the_known_ones():
+    module = parse_hlo_module(custom_call_module(attributes='kernel_name="ResizeBilinear"').replace(
+        "custom-call(", "InternalNativeNkiKernel("))
+    with pytest.raises(CodegenError) as info:
+        codegen(module, registry)
+    assert str(info.value) == ("InternalNativeNkiKernel 'rn' names kernel 'ResizeBilinear', which is not in the "
+                               "internal-kernel registry; known kernels: 'ResizeNearest'")
+
+
+@pytest.mark.parametrize("attributes, got", [("metadata={}", "none"), ("kernel_name=ResizeNearest",
+                                                                       "kernel_name=ResizeNearest")])
+def test_a_kernel_instruction_needs_a_quoted_kernel_name(attributes, got):
+    text = custom_call_module(attributes=attributes).replace("custom-call(", "InternalNativeNkiKernel(")
+    with pytest.raises(CodegenError) as info:
+        codegen(parse_hlo_module(text), registry)
+    assert str(info.value) == f"InternalNativeNkiKernel 'rn' requires kernel_name=\"<registry key>\", got {got}"
+
+
+def kernel_module(operand, result, operands=1):
+    return parse_hlo_module(custom_call_module(operand, result, operands, 'kernel_name="ResizeNearest"').replace(
+        "custom-call(", "InternalNativeNkiKernel("))
+
+
+def test_a_kernel_that_rejects_its_shapes_is_reported_for_the_instruction():
+    module = kernel_module("f32[1,4,4,8]", "f32[1,8,8,16]")  # not validated: written directly as a kernel call
+    with pytest.raises(CodegenError) as info:
+        codegen(module, registry)
+    assert str(info.value).startswith("InternalNativeNkiKernel 'rn' (resize_nearest_exact_kernel) cannot be traced: "
+                                      "resize_nearest_exact_kernel requires the output channels to equal the input "
+                                      "channels")
+
+
+def test_operands_must_be_arrays_of_a_machine_element_type():
+    with pytest.raises(CodegenError) as info:
+        codegen(kernel_module("f64[1,4,4,8]", "f64[1,8,8,8]"), registry)
+    assert str(info.value) == ("InternalNativeNkiKernel 'rn' (resize_nearest_exact_kernel) requires array operands "
+                               "of a NeuronCore element type (s8, s16, s32, u8, f16, bf16, f32), got p0 of shape "
+                               "f64[1,4,4,8]")
+
+
+def test_too_few_operands():
+    module = kernel_module("f32[1,4,4,8]", "f32[1,8,8,8]", operands=0)
+    with pytest.raises(CodegenError) as info:
+        codegen_internal_native_nki_kernel(module.entry.root, registry)
+    assert str(info.value) == "InternalNativeNkiKernel 'rn' (resize_nearest_exact_kernel) requires 1 operand(s), got 0"
+
+
+def test_codegen_error_is_a_value_error():
+    assert issubclass(CodegenError, ValueError)
