@@ -61,7 +61,7 @@ def test_compile_hlo_is_exported_at_the_top():
 
 
 def test_passes_run_in_order():
-    assert PASSES == (validate_resize, lower_resize_nearest)
+    assert PASSES.index(validate_resize) < PASSES.index(lower_resize_nearest)  # lowering trusts validation
     seen = []
     module = run_passes(parse_hlo_module(resize_module()), [lambda m: seen.append("a"), lambda m: seen.append("b")])
     assert seen == ["a", "b"] and module.entry.instruction("custom-call.3").opcode == "custom-call"
