@@ -42,3 +42,13 @@ def seed_resize(x: np.ndarray, out_hw):
     if bad.any():
         return None, int(rows[bad][0])
     return x.reshape(n * in_h * in_w, c)[rows].reshape(n, out_h, out_w, c), None
+
+
+def public_load_indices(in_h, in_w, out_h, out_w) -> np.ndarray:
+    """load_indices of the public (nl-style) variant: float32 throughout, row by reciprocal, column by fmod."""
+    pos = np.arange(out_h * out_w).astype(f32)  # iota into a float32 tile
+    out_h_idx = np.floor(pos * f32(1.0 / out_w))
+    out_w_idx = np.fmod(pos, f32(out_w))
+    src_h_idx = np.floor(out_h_idx * f32(1.0 * in_h / out_h))
+    src_w_idx = np.floor(out_w_idx * f32(1.0 * in_w / out_w))
+    return _i32(src_h_idx * f32(in_w) + src_w_idx)

@@ -2,10 +2,12 @@
 
 from .exact import resize_nearest_exact_kernel
 from .resize import resize_nearest_fixed_dma_kernel
+from . import vision
 from .grad import resize_nearest_grad_kernel
 
 #: Forward resize kernels selectable by name (``kernel=`` in the API).
-FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_fixed_dma_kernel}
+FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_fixed_dma_kernel,
+                   "public": vision.resize_nearest_fixed_dma_kernel}
 #: The variant used when none is named: exact for every accepted shape.
 DEFAULT_FORWARD = "exact"
 

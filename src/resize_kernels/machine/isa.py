@@ -158,6 +158,27 @@ class TensorCopy(Instruction):
         return f"{self.src.describe()} ({dtypes.short_name(self.src.dtype)} -> {dtypes.short_name(self.dst.dtype)})"
 
 
+#: Activation functions of the scalar engine, on float32 values.
+ACTIVATION_FUNCS = {"floor": np.floor, "copy": lambda x: x}
+
+
+@dataclass(eq=False)
+class Activation(Instruction):
+    """dst = func(data) on the scalar engine, in float32 (``nl.floor`` is one such function)."""
+
+    dst: AccessPattern
+    data: AccessPattern
+    func: str
+    engine = "scalar"
+    opcode = "activation"
+
+    def sources(self):
+        return (self.data,)
+
+    def operands_text(self):
+        return f"{self.func}({self.data.describe()})"
+
+
 @dataclass(eq=False)
 class DmaCopy(Instruction):
     """Move bits between HBM and SBUF (either way, or within one); src may be an indirect gather."""

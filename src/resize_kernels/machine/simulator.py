@@ -18,8 +18,8 @@ import numpy as np
 from . import dtypes
 from .access import AccessPattern
 from .errors import OutOfBoundsError
-from .isa import ALU_OPS, DmaCopy, Iota, Program, TensorCopy, TensorScalar, TensorTensor
-from .isa import DmaCopyAdd, Memset
+from .isa import (ACTIVATION_FUNCS, ALU_OPS, Activation, DmaCopy, DmaCopyAdd, Iota, Memset, Program, TensorCopy,
+                  TensorScalar, TensorTensor)
 from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, poisoned, sbuf_view
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -86,22 +86,10 @@ class Executable:
 
     # -- preparing ---------------------------------------------------------------------------------
     def _prepare(self, n: int, inst):
-        kind = type(inst)
-        if kind is Iota:
-            return self._iota(inst)
-        if kind is TensorScalar:
-            return self._tensor_scalar(inst)
-        if kind is TensorTensor:
-            return self._tensor_tensor(inst)
-        if kind is TensorCopy:
-            return self._tensor_copy(inst)
-        if kind is DmaCopy:
-            return self._dma_copy(n, inst)
-        if kind is Memset:
-            return self._memset(inst)
-        if kind is DmaCopyAdd:
-            return self._dma_copy_add(n, inst)
-        raise TypeError(f"the simulator cannot execute instruction {n}: {kind.__name__}")
+        prepare = self._PREPARE.get(type(inst))
+        if prepare is None:
+            raise TypeError(f"the simulator cannot execute instruction {n}: {type(inst).__name__}")
+        return prepare(self, n, inst)
 
     def _sbuf_view(self, ap: AccessPattern) -> np.ndarray:
         """A numpy view of a direct SBUF access pattern (prepared once per pattern)."""
@@ -142,7 +130,7 @@ class Executable:
         return self._hbm_view(ap)
 
     # -- engines ---------------------------------------------------------------------------------
-    def _iota(self, inst: Iota):
+    def _iota(self, n: int, inst: Iota):
         dst = self._sbuf_view(inst.dst)
         p = np.arange(dst.shape[0], dtype=np.int64).reshape((-1,) + (1,) * len(inst.pattern))
         values = inst.offset + p * inst.channel_multiplier
@@ -153,7 +141,7 @@ class Executable:
         values = dtypes.cast(values.astype(np.float32), dst.dtype).reshape(dst.shape)
         return lambda: np.copyto(dst, values)
 
-    def _tensor_scalar(self, inst: TensorScalar):
+    def _tensor_scalar(self, n: int, inst: TensorScalar):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
         f0, c0, r0 = ALU_OPS[inst.op0], np.float32(inst.operand0), inst.reverse0
         f1 = ALU_OPS[inst.op1] if inst.op1 is not None else None
@@ -168,18 +156,23 @@ class Executable:
             np.copyto(dst, cast(y, out_dtype))
         return step
 
-    def _tensor_tensor(self, inst: TensorTensor):
+    def _tensor_tensor(self, n: int, inst: TensorTensor):
         dst, a, b = self._sbuf_view(inst.dst), self._sbuf_view(inst.data1), self._sbuf_view(inst.data2)
         f, out_dtype, to_f32, cast = ALU_OPS[inst.op], dst.dtype, dtypes.to_f32, dtypes.cast
         return lambda: np.copyto(dst, cast(f(to_f32(a), to_f32(b)), out_dtype))
 
-    def _tensor_copy(self, inst: TensorCopy):
+    def _tensor_copy(self, n: int, inst: TensorCopy):
         dst, src = self._sbuf_view(inst.dst), self._sbuf_view(inst.src)
         if dst.dtype == src.dtype:
             d, s = _bits(dst), _bits(src)
             return lambda: np.copyto(d, s)
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
         return lambda: np.copyto(dst, cast(to_f32(src), out_dtype))
+
+    def _activation(self, n: int, inst: Activation):
+        dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        f, out_dtype, to_f32, cast = ACTIVATION_FUNCS[inst.func], dst.dtype, dtypes.to_f32, dtypes.cast
+        return lambda: np.copyto(dst, cast(f(to_f32(data)), out_dtype))
 
     # -- DMA ---------------------------------------------------------------------------------
     def _dma_copy(self, n: int, inst: DmaCopy):
@@ -236,7 +229,7 @@ class Executable:
         return step
 
     # -- memset and DMA with accumulate ------------------------------------------------------------
-    def _memset(self, inst: Memset):
+    def _memset(self, n: int, inst: Memset):
         dst = self._sbuf_view(inst.dst)
         values = dtypes.cast(np.full(dst.shape, inst.value, np.float32), dst.dtype)
         return lambda: np.copyto(dst, values)
@@ -289,6 +282,13 @@ class Executable:
             addr = (check(index)[:, None] + free[None, :]).reshape(-1)
             add(mem[slot], addr, src().reshape(-1))
         return step
+
+
+Executable._PREPARE = {
+    Iota: Executable._iota, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
+    TensorCopy: Executable._tensor_copy, Activation: Executable._activation, Memset: Executable._memset,
+    DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
+}
 
 
 def run(program: Program, inputs, poison_outputs: bool = True) -> list[np.ndarray]:

@@ -6,15 +6,29 @@ scalar operands are Python numbers, used as float32 by the engines.
 
 from __future__ import annotations
 
+from ..machine import dtypes
 from ..machine import isa as m
+from .index import IndexExpr
 from .tensor import as_ap
 from .tracer import current
 
 
-def iota(dst, pattern, offset=0, channel_multiplier=0) -> None:
-    """dst[p, x...] = offset + p * channel_multiplier + sum(step_k * x_k) (GpSimd)."""
+def iota(dst, pattern=None, offset=0, channel_multiplier=0, dtype=None):
+    """dst[p, x...] = offset + p * channel_multiplier + sum(step_k * x_k) (GpSimd).
+
+    The expression form ``iota(expr, dtype=...)`` (an nl.arange expression in
+    place of dst) allocates and returns a new (p_size, f_size) tile of its values.
+    """
+    if isinstance(dst, IndexExpr):
+        expr = dst
+        tile = current().sbuf("iota", (expr.p_size or 1, expr.f_size or 1), dtype or dtypes.int32)
+        current().emit(m.Iota(as_ap(tile), ((expr.coef_f, expr.f_size or 1),), expr.const, expr.coef_p))
+        return tile
+    if pattern is None:
+        raise ValueError("nisa.iota takes a destination and a pattern, or an nl.arange expression")
     current().emit(m.Iota(as_ap(dst), tuple(tuple(int(v) for v in p) for p in pattern), int(offset),
                           int(channel_multiplier)))
+    return None
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False) -> None:
@@ -50,6 +64,13 @@ def dma_copy(dst, src, dst_rmw_op=None) -> None:
         raise ValueError(f"dma_copy supports only dst_rmw_op=nl.add (the DMA engines' one read-modify-write "
                          f"op), got {dst_rmw_op!r}")
     current().emit(m.DmaCopyAdd(as_ap(dst), as_ap(src)))
+
+
+def activation(dst, data, func) -> None:
+    """dst = func(data) on the scalar engine, in float32; func is a name such as "floor"."""
+    if func not in m.ACTIVATION_FUNCS:
+        raise ValueError(f"unknown activation {func!r}; the scalar engine has {', '.join(m.ACTIVATION_FUNCS)}")
+    current().emit(m.Activation(as_ap(dst), as_ap(data), func))
 
 
 def memset(dst, value) -> None:

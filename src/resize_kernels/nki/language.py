@@ -1,17 +1,25 @@
-"""nl: dtypes, buffers, tensor allocation, loops and the ALU op names.
+"""nl: dtypes, buffers, tensor allocation, loops, index expressions, loads, stores, elementwise ops.
 
 ``nl.ndarray(shape, dtype, buffer=nl.sbuf)`` allocates a tile (first dimension =
 partitions, at most ``nl.tile_size.pmax``); ``buffer=nl.shared_hbm`` creates an
-HBM tensor, which a kernel returns as its output.
+HBM tensor, which a kernel returns as its output. The ALU op names
+(``nl.multiply``) serve both as ``op=`` of nisa calls and as elementwise
+functions that allocate their result (``nl.multiply(tile, 0.5)``); ``nl.load``
+and ``nl.store`` move ``tensor[...]`` indexed with nl.arange expressions, an
+index tile and a mask. Every call becomes the same instruction records as nisa.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
+
 from ..machine import dtypes
 from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS
+from . import isa as nisa
+from .index import Arange, IndexedAccess, Mask
 from .tracer import current
 
 float32, bfloat16, float16 = dtypes.float32, dtypes.bfloat16, dtypes.float16
@@ -25,13 +33,36 @@ tile_size = SimpleNamespace(pmax=NUM_PARTITIONS)
 
 
 class AluOp:
-    """An ALU operation name usable as ``op=`` in nisa calls (``nl.multiply``)."""
+    """An ALU operation: ``op=nl.multiply`` in nisa calls, or ``nl.multiply(x, y, dtype=None)`` on tiles."""
 
     def __init__(self, name: str):
         self.alu_name = name
 
     def __repr__(self) -> str:
         return f"nl.{self.alu_name}"
+
+    def __call__(self, x, y, dtype=None):
+        """x op y, elementwise; one of x, y may be a Python number. The result is a new tile
+        (dtype: the tile operand's if float, else float32)."""
+        tile = y if _is_scalar(x) else x
+        if _is_scalar(tile):
+            raise TypeError(f"{self!r} needs at least one tile operand, got {x!r} and {y!r}")
+        out = ndarray(tile.shape, dtype or _result_dtype(tile), name=self.alu_name)
+        if _is_scalar(x):
+            nisa.tensor_scalar(out, y, op0=self, operand0=x, reverse0=True)
+        elif _is_scalar(y):
+            nisa.tensor_scalar(out, x, op0=self, operand0=y)
+        else:
+            nisa.tensor_tensor(out, x, y, op=self)
+        return out
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating))
+
+
+def _result_dtype(tile):
+    return tile.dtype if tile.dtype.kind == "f" else float32
 
 
 for _name in ALU_OPS:
@@ -61,3 +92,37 @@ def affine_range(*args):
 
 
 sequential_range = affine_range
+
+
+def arange(n: int) -> Arange:
+    """Indices 0..n-1, placed on an axis with ``[:, None]`` (partitions) or ``[None, :]`` (free)."""
+    return Arange(n)
+
+
+def floor(x, dtype=None):
+    """floor(x) elementwise on the scalar engine (an activation), as a new tile."""
+    out = ndarray(x.shape, dtype or _result_dtype(x), name="floor")
+    nisa.activation(out, x, "floor")
+    return out
+
+
+def _access(what: str, access) -> IndexedAccess:
+    if not isinstance(access, IndexedAccess):
+        raise TypeError(f"nl.{what} takes a tensor indexed with nl.arange expressions (and an index tile), "
+                        f"e.g. data[b, load_indices, i_f], got {access!r}")
+    return access
+
+
+def load(access, mask: Mask | None = None, name: str | None = None):
+    """DMA ``tensor[...]`` into a new SBUF tile; with a mask, only the partitions/elements it keeps
+    (the others stay as fresh memory)."""
+    ap, (p0, p1, f0, f1) = _access("load", access).to_ap(mask)
+    tile = ndarray(access.grid, access.tensor.dtype, name=name or "loaded")
+    nisa.dma_copy(dst=tile[p0:p1, f0:f1], src=ap)
+    return tile
+
+
+def store(access, value, mask: Mask | None = None) -> None:
+    """DMA a tile into ``tensor[...]``; with a mask, only the partitions/elements it keeps."""
+    ap, (p0, p1, f0, f1) = _access("store", access).to_ap(mask)
+    nisa.dma_copy(dst=ap, src=value[p0:p1, f0:f1])

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..machine.access import AccessPattern
 from ..machine.memory import HbmTensor, SbufTile
+from .index import IndexedAccess, IndexExpr, row_major_strides
 
 
 @dataclass(frozen=True)
@@ -21,10 +22,6 @@ class TensorSpec:
 
     shape: tuple
     dtype: np.dtype
-
-
-def _suffix_products(shape) -> list[int]:
-    return [math.prod(shape[k + 1:]) for k in range(len(shape))]
 
 
 class NkiTensor:
@@ -39,7 +36,7 @@ class NkiTensor:
     def whole(self) -> AccessPattern:
         """The access pattern of the whole tensor (made once: kernels pass whole tiles constantly)."""
         if self._whole is None:
-            pattern = tuple(zip(_suffix_products(self.shape), self.shape))
+            pattern = tuple(zip(row_major_strides(self.shape), self.shape))
             if self.buffer == "sbuf" and len(pattern) == 1:
                 pattern += ((1, 1),)
             self._whole = AccessPattern(self.storage, pattern, 0, row_size=math.prod(self.shape[1:]))
@@ -77,19 +74,22 @@ class NkiTensor:
         return AccessPattern(self.storage, tuple(tuple(p) for p in pattern), int(offset), vector_offset,
                              indirect_dim, row_size=math.prod(self.shape[1:]))
 
-    def __getitem__(self, key) -> AccessPattern:
-        """Basic indexing (integers and slices with positive steps) as an access pattern."""
+    def __getitem__(self, key) -> AccessPattern | IndexedAccess:
+        """Basic indexing (integers, slices) as an access pattern; with nl.arange expressions or an index
+        tile, an IndexedAccess for nl.load / nl.store."""
         if (type(key) is tuple and len(key) == 2 == len(self.shape) and type(key[0]) is slice
                 and type(key[1]) is slice and key[0].step is None and key[1].step is None):
             return self._rectangle(key[0], key[1])
         key = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, (IndexExpr, NkiTensor)) for k in key):
+            return IndexedAccess(self, key)
         if Ellipsis in key:
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
         if len(key) > len(self.shape):
             raise ValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
         key = key + (slice(None),) * (len(self.shape) - len(key))
-        strides = _suffix_products(self.shape)
+        strides = row_major_strides(self.shape)
         offset, pattern = 0, []
         for axis, (k, n, stride) in enumerate(zip(key, self.shape, strides)):
             if isinstance(k, slice):
