@@ -72,6 +72,14 @@ def test_channels_that_do_not_fit_are_split(rng):
     assert_bits_equal(rk.resize_nearest(x, (3, 2)), semantics.resize_nearest_reference(x, (3, 2)))
 
 
+def test_channels_far_beyond_sbuf_reuse_one_tile(rng):
+    c = 200_000  # 800 KB of float32 per pixel: four times a partition's SBUF
+    x = random_data(rng, (1, 2, 3, c), np.float32)
+    program = trace(resize_nearest_exact_kernel, x, out_shape=(1, 3, 2, c))
+    assert program.sbuf_high_water <= CHUNK_BYTES + 4096  # chunks free their tile before the next
+    assert_bits_equal(rk.resize_nearest(x, (3, 2)), semantics.resize_nearest_reference(x, (3, 2)))
+
+
 def test_address_limit_is_a_clear_error():
     with pytest.raises(ValueError, match="fewer than 2\\*\\*31 elements"):
         trace(resize_nearest_exact_kernel, TensorSpec((1, 2, 2, 1 << 30), np.dtype("int8")), out_shape=(1, 4, 4, 1 << 30))

@@ -84,7 +84,7 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
     def move(n, load_indices, src_pixel, dst_pixel):
         """Gather n pixels (source pixel src_pixel + load_indices[i]) and store them from dst_pixel on."""
         for b in nl.affine_range(in_b):
-            for c0 in range(0, in_c, chunk):
+            for c0 in nl.affine_range(0, in_c, chunk):
                 cc = min(chunk, in_c - c0)
                 tile = nl.ndarray((n, cc), dtype=data_tensor.dtype, name="loaded_tile_sbuf")
                 nisa.dma_copy(dst=tile, src=data_view.ap(
