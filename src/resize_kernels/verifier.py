@@ -177,7 +177,7 @@ def random_shapes(count: int, max_size: int, seed: int = 0) -> list[tuple[tuple,
 def _progress(total: int, desc: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="in-size")
+    return tqdm(total=total, desc=desc, unit="in-size", disable=None)  # None: quiet when not on a terminal
 
 
 def plot_failures(results: list[SweepResult], path: str) -> None:
