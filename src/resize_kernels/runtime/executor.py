@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ..compiler.hlo import HloInstruction, HloModule, Shape, TupleShape
 from ..machine.isa import Program
@@ -192,7 +191,13 @@ _REDUCERS = {"add": np.add, "maximum": np.maximum, "minimum": np.minimum}
 
 
 def _reduce_window(inst):
-    """reduce-window with an add, maximum or minimum body; padding takes the init value, as in XLA."""
+    """reduce-window with an add, maximum or minimum body; padding takes the init value, as in XLA.
+
+    Each output element starts at the init value and combines its window's
+    elements one at a time in row-major window order, as XLA's elemental
+    emitter loops: a float sum then has one defined rounding (the order
+    semantics.resize_nearest_grad_reference adds in), not numpy's choice.
+    """
     reducer = _reducer(inst)
     window = inst.window
     size, stride, pad = window["size"], window["stride"], window["pad"]
@@ -201,11 +206,15 @@ def _reduce_window(inst):
     if min(size) < 1 or min(lo for lo, _ in pad) < 0 or min(hi for _, hi in pad) < 0:
         raise ExecutionError(f"reduce-window {inst.name!r} requires window sizes of at least 1 and no negative "
                              f"padding, got {inst.attributes['window']}")
-    strided = tuple(slice(None, None, s) for s in stride)
 
     def run(x, init):
-        windows = sliding_window_view(np.pad(x, pad, constant_values=init), size)[strided]
-        return reducer(init, reducer.reduce(windows, axis=tuple(range(x.ndim, windows.ndim))))
+        padded = np.pad(x, pad, constant_values=init)
+        counts = [max(0, (n - k) // s + 1) for n, k, s in zip(padded.shape, size, stride)]
+        acc = np.full(counts, init, dtype=x.dtype)
+        for offset in np.ndindex(*size):
+            acc = reducer(acc, padded[tuple(slice(o, o + s * (n - 1) + 1, s)
+                                            for o, s, n in zip(offset, stride, counts))])
+        return acc
 
     return run
 
