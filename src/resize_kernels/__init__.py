@@ -2,7 +2,8 @@
 
 from .api import index_map, resize_nearest, resize_nearest_grad, trace_resize
 from .compiler.pipeline import compile_hlo
+from .costs import cost
 from .verifier import verify
 
 __version__ = "0.1.0"
-__all__ = ["resize_nearest", "resize_nearest_grad", "index_map", "trace_resize", "verify", "compile_hlo"]
+__all__ = ["resize_nearest", "resize_nearest_grad", "index_map", "trace_resize", "verify", "compile_hlo", "cost"]

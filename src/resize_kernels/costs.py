@@ -1,0 +1,42 @@
+"""``rk.cost``: the modelled cost of a forward resize kernel on a NeuronCore.
+
+Traces the kernel as ``resize_nearest`` would (cached) and hands the Program to
+the generic cost model in ``machine/cost.py``; every time it reports is modelled
+from design/HARDWARE.md, not measured.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import semantics
+from .api import kernel_name, trace_resize
+from .machine.cost import CostReport, program_cost, target_params
+
+
+def _check_shapes(in_shape, out_shape) -> tuple[tuple, tuple]:
+    for name, s in (("in_shape", in_shape), ("out_shape", out_shape)):
+        if not isinstance(s, (tuple, list)) or len(s) != 4 or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in s):
+            raise ValueError(f"cost requires {name} as four positive integers (N, H, W, C), got {s!r}")
+    if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
+        raise ValueError(f"cost requires equal batch and channels in and out (a resize changes only H and W), "
+                         f"got {tuple(in_shape)} -> {tuple(out_shape)}")
+    for i, o in zip(in_shape[1:3], out_shape[1:3]):
+        semantics.check_axis(i, o, "cost")
+    return tuple(map(int, in_shape)), tuple(map(int, out_shape))
+
+
+def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", dtype="float32") -> CostReport:
+    """Modelled cost of resizing NHWC ``in_shape`` to ``out_shape`` with ``kernel`` (None: the default) on ``target``.
+
+    ``target`` is "trn1" (NeuronCore-v2) or "trn2" (v3). The report gives
+    ``modelled_us``, ``instructions`` by engine, ``dma_count``, ``dma_bytes`` and
+    the rest of ``machine.cost.CostReport``; ``str(report)`` is readable.
+    """
+    target_params(target)
+    in_shape, out_shape = _check_shapes(in_shape, out_shape)
+    name = kernel_name(kernel)
+    program = trace_resize(in_shape, out_shape[1:3], dtype, name)
+    shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
+    return program_cost(program, target, label=f"kernel {name!r}, {shapes} {dtype}")
