@@ -69,7 +69,7 @@ def test_an_unknown_kernel_name_lists_the_known_ones():
     with pytest.raises(CodegenError) as info:
         codegen(module, registry)
     assert str(info.value) == ("InternalNativeNkiKernel 'rn' names kernel 'ResizeBilinear', which is not in the "
-                               "internal-kernel registry; known kernels: 'ResizeNearest'")
+                               "internal-kernel registry; known kernels: 'ResizeNearest', 'ResizeNearestGrad'")
 
 
 @pytest.mark.parametrize("attributes, got", [("metadata={}", "none"), ("kernel_name=ResizeNearest",

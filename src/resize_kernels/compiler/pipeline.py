@@ -21,16 +21,20 @@ from ..machine.isa import Program
 from ..runtime.executor import ExecutionError, Executor
 from .codegen import CodegenError, codegen, kernel_name
 from .hlo import HloInstruction, HloModule, HloParseError, parse_hlo_module, print_hlo_module
-from .passes import ValidationError, lower_resize_nearest, validate_resize
+from .passes import (ValidationError, average_pool_resize_grad, canonicalize_resize_grad, lower_resize_nearest,
+                     lower_resize_nearest_grad, validate_resize)
 from .registry import with_forward_kernel
 
 __all__ = ["PASSES", "CodegenError", "CompiledModule", "ExecutionError", "HloParseError", "ValidationError",
            "compile_hlo", "run_passes"]
 
-#: The passes compile_hlo runs, in order.
+#: The passes compile_hlo runs, in order: block-ratio gradients become reduce-window before anything is
+#: lowered to a kernel; the other gradients and every forward resize become InternalNativeNkiKernels.
 PASSES: tuple[Callable[[HloModule], None], ...] = (
     validate_resize,
+    canonicalize_resize_grad,
     lower_resize_nearest,
+    lower_resize_nearest_grad,
 )
 
 
@@ -41,14 +45,19 @@ def run_passes(module: HloModule, passes: Sequence[Callable[[HloModule], None]] 
     return module
 
 
-def compile_hlo(text: str, kernel: str | None = None) -> CompiledModule:
+def compile_hlo(text: str, kernel: str | None = None, *, resize_grad_average_pool: bool = False) -> CompiledModule:
     """Compile HLO text (either dump style) into a CompiledModule.
 
     ``kernel`` picks the forward resize variant bound to "ResizeNearest"
     (a name in resize_kernels.kernels.FORWARD_KERNELS; None: the registry's default).
+    ``resize_grad_average_pool=True`` lowers block-ratio ResizeNearestGrad calls
+    as the seed describes them, window sum divided by k_h * k_w: an average
+    pool, NOT the gradient (which is the sum, the default).
     """
     registry = with_forward_kernel(kernel)
-    module = run_passes(parse_hlo_module(text))
+    passes = PASSES if not resize_grad_average_pool else tuple(
+        average_pool_resize_grad if hlo_pass is canonicalize_resize_grad else hlo_pass for hlo_pass in PASSES)
+    module = run_passes(parse_hlo_module(text), passes)
     return CompiledModule(module, codegen(module, registry))
 
 

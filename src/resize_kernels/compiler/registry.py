@@ -5,6 +5,8 @@ instruction's operands it takes, and an ``additional_args_builder`` that reads
 the remaining keyword arguments off the HLO instruction. "ResizeNearest"
 needs only the target shape: the kernel derives its scales from the input
 shape and ``out_shape``, and its mode was fixed at validation.
+"ResizeNearestGrad" (beyond the seed, whose gradient never reaches a kernel)
+binds the general gradient kernel for the ratios canonicalization leaves.
 """
 
 from __future__ import annotations
@@ -30,15 +32,30 @@ def _get_resize_args(inst: HloInstruction) -> dict:
     return {"out_shape": inst.results[0].access_shape}
 
 
+def _get_resize_grad_args(inst: HloInstruction) -> dict:
+    """The gradient kernel's extra argument: dx's shape (the forward input's), from the single result.
+
+    Beyond the seed and separate from ``_get_resize_args``: the seed shares no
+    extractor between forward and backward, its gradient having become a
+    reduce-window before codegen. Only ratios that are not block ratios get here.
+    """
+    return {"in_shape": inst.results[0].access_shape}
+
+
 def _build_registry() -> dict[str, InternalKernelConfig]:
     """As the seed's builder: import each kernel by its exact name and bind its config."""
     from ..kernels.exact import resize_nearest_exact_kernel
+    from ..kernels.grad import resize_nearest_grad_kernel
 
     registry = {}
     registry["ResizeNearest"] = InternalKernelConfig(
         kernel_func=resize_nearest_exact_kernel,
         operand_count=1,
         additional_args_builder=_get_resize_args)
+    registry["ResizeNearestGrad"] = InternalKernelConfig(
+        kernel_func=resize_nearest_grad_kernel,
+        operand_count=1,
+        additional_args_builder=_get_resize_grad_args)
     return registry
 
 

@@ -1,0 +1,144 @@
+"""The gradient of the resize before codegen: ResizeNearestGrad as a window sum (the seed's canonicalize step), else a kernel.
+
+The forward copies source pixel (i, j) to every output pixel that maps to it,
+so dx[i, j] is the sum of dy over those pixels. When each axis of dy is k times
+dx's and the float32 forward map of that axis is the block map ``o // k``, the
+pixels of (i, j) are one k_h x k_w block, and the gradient is
+``reduce-window(add)`` with window = stride = [1, k_h, k_w, 1] and init 0: the
+seed's lowering, which needs no kernel and never reads ``_get_resize_args``.
+
+The seed follows the window sum with a divide "for normalisation"; a divide
+by k_h * k_w makes it an average pool, which is not the gradient. Here the
+divide is dropped (dividing by one is the identity, so emitting it would only
+cost a broadcast and a pass over dx); ``average_pool_resize_grad`` is the
+literal average-pool form, kept as an explicitly named option.
+
+float16 / bfloat16 are summed in float32 (convert, reduce-window, convert back,
+one rounding at the end), as the gradient kernel and
+semantics.resize_nearest_grad_reference do, so the results agree bit for bit.
+
+Beyond the seed, every other ResizeNearestGrad (a non-integer ratio such as
+59 -> 30, a downsample's gradient, or an integer ratio whose float32 map is not
+the block map, e.g. 2 -> 82 where output 41 reads source 0) is lowered by
+``lower_resize_nearest_grad`` to the general gradient kernel.
+Run validate_resize first: these passes trust the call's mode and shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ... import semantics
+from ..hlo import HloComputation, HloInstruction, HloModule, Shape
+from .lower_resize import kernel_instruction
+from .validate_resize import ValidationError, custom_call_target
+
+RESIZE_NEAREST_GRAD = "ResizeNearestGrad"
+#: Element types a gradient may have: a sum of real values.
+GRAD_ELEMENT_TYPES = ("f32", "f16", "bf16")
+#: The element type every sum is accumulated in.
+ACCUMULATOR = "f32"
+_KEPT_ATTRIBUTES = ("metadata",)
+
+
+def canonicalize_resize_grad(module: HloModule, average_pool: bool = False) -> None:
+    """Pass: replace each ResizeNearestGrad with block ratios by reduce-window(add), the true gradient.
+
+    ``average_pool=True`` divides by k_h * k_w afterwards (see average_pool_resize_grad).
+    """
+    adder = None
+    for comp, inst in _resize_grad_calls(module):
+        factors = block_factors(inst.operands[0].shape.dims[1:3], inst.shape.dims[1:3])
+        if factors is not None:
+            adder = adder or _add_computation(module)
+            last = comp.replace_instruction(inst, _window_sum(comp, inst, factors, adder, average_pool))
+            last.name = inst.name  # free once the custom-call is gone; users and values keep their name
+
+
+def average_pool_resize_grad(module: HloModule) -> None:
+    """Pass: the seed's literal lowering, window sum divided by k_h * k_w: an average pool, NOT the gradient.
+
+    The mean of each block is the gradient divided by k_h * k_w; use it only
+    to reproduce the seed's description (compile_hlo(..., resize_grad_average_pool=True)).
+    """
+    canonicalize_resize_grad(module, average_pool=True)
+
+
+def lower_resize_nearest_grad(module: HloModule) -> None:
+    """Pass: lower each ResizeNearestGrad left after canonicalization to an InternalNativeNkiKernel "ResizeNearestGrad"."""
+    for comp, inst in _resize_grad_calls(module):
+        comp.replace_instruction(inst, kernel_instruction(inst, RESIZE_NEAREST_GRAD))
+
+
+def block_factors(dy_hw, dx_hw) -> tuple[int, int] | None:
+    """(k_h, k_w) when each axis of dy is k times dx's and its float32 forward map is ``o // k``; else None."""
+    factors = []
+    for out_size, in_size in zip(dy_hw, dx_hw):
+        if out_size % in_size:
+            return None
+        k = out_size // in_size
+        if not np.array_equal(semantics.source_index(in_size, out_size), np.arange(out_size) // k):
+            return None
+        factors.append(k)
+    return factors[0], factors[1]
+
+
+def _resize_grad_calls(module: HloModule):
+    """(computation, instruction) for every ResizeNearestGrad custom-call; a non-float one is an error."""
+    for comp in list(module.computations):  # canonicalize adds a computation on the way
+        for inst in list(comp.instructions):
+            if custom_call_target(inst) == RESIZE_NEAREST_GRAD:
+                if inst.shape.element_type not in GRAD_ELEMENT_TYPES:
+                    raise ValidationError(
+                        f"{RESIZE_NEAREST_GRAD} custom-call {inst.name!r} requires a float element type "
+                        f"({', '.join(GRAD_ELEMENT_TYPES)}), got result {inst.shape}: a gradient is a sum of real "
+                        f"values; convert dy to f32 before the call")
+                yield comp, inst
+
+
+def _window_sum(comp: HloComputation, inst: HloInstruction, factors: tuple[int, int], adder: HloComputation,
+                average_pool: bool) -> HloInstruction:
+    """Add the instructions computing dx from dy before ``inst``; return the last one (it takes ``inst``'s place)."""
+    k_h, k_w = factors
+    dy, dx = inst.operands[0], inst.shape
+    kept = {key: inst.attributes[key] for key in _KEPT_ATTRIBUTES if key in inst.attributes}
+    scalar, wide = Shape(ACCUMULATOR, ()), replace(dx, element_type=ACCUMULATOR)
+
+    def emit(suffix, shape, opcode, operands=(), attributes=None, payload=None):
+        name = _fresh_name({i.name for i in comp.instructions}, f"{inst.name}.{suffix}")
+        new = HloInstruction(name, opcode, shape, operands, {**(attributes or {}), **kept}, payload=payload)
+        return comp.add_instruction(new, before=inst)
+
+    source = dy if dy.shape.element_type == ACCUMULATOR else emit(
+        "widen", replace(dy.shape, element_type=ACCUMULATOR), "convert", [dy])
+    zero = emit("zero", scalar, "constant", payload="0")
+    window = f"{{size=1x{k_h}x{k_w}x1 stride=1x{k_h}x{k_w}x1}}"
+    total = emit("sum", wide, "reduce-window", [source, zero], {"window": window, "to_apply": adder.name})
+    if average_pool:
+        count = emit("count", scalar, "constant", payload=str(k_h * k_w))
+        counts = emit("counts", wide, "broadcast", [count], {"dimensions": "{}"})
+        total = emit("mean", wide, "divide", [total, counts])
+    if dx.element_type != ACCUMULATOR:
+        total = emit("narrow", dx, "convert", [total])
+    return total
+
+
+def _add_computation(module: HloModule) -> HloComputation:
+    """A new ``add`` of two f32 scalars for reduce-window's to_apply, added to the module."""
+    scalar = Shape(ACCUMULATOR, ())
+    lhs = HloInstruction("lhs", "parameter", scalar, [], payload="0")
+    rhs = HloInstruction("rhs", "parameter", scalar, [], payload="1")
+    root = HloInstruction("sum", "add", scalar, [lhs, rhs])
+    name = _fresh_name({comp.name for comp in module.computations}, f"add_{ACCUMULATOR}")
+    return module.add_computation(HloComputation(name, [lhs, rhs, root], root=root))
+
+
+def _fresh_name(taken: set[str], base: str) -> str:
+    """``base``, or ``base.1``, ``base.2`` ... whichever is not taken."""
+    name, number = base, 0
+    while name in taken:
+        number += 1
+        name = f"{base}.{number}"
+    return name
