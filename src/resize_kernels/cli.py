@@ -14,7 +14,9 @@ from . import semantics
 from .api import kernel_name, resize_executable, trace_resize
 from .compiler import codegen
 from .compiler.pipeline import CodegenError, ExecutionError, HloParseError, ValidationError, compile_hlo
+from .costs import cost
 from .kernels import FORWARD_KERNELS
+from .machine.cost import TARGETS
 from .machine.errors import MachineError
 from .runtime import random_arguments
 from .verifier import plot_failures, random_shapes, sweep, verify
@@ -147,6 +149,35 @@ def _add_compile_command(sub) -> None:
     comp.set_defaults(func=_compile)
 
 
+def _inspect(args) -> int:
+    try:
+        report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target)
+    except (ValueError, TypeError, MachineError) as error:
+        print(f"resize-kernels inspect: {error}", file=sys.stderr)
+        return 1
+    print(report)
+    program = trace_resize(args.in_shape, args.out_shape[1:3], "float32", args.kernel)
+    print()
+    print(program.listing(limit=args.listing))
+    return 0
+
+
+def _add_inspect_command(sub) -> None:
+    ins = sub.add_parser("inspect", help="a kernel's modelled cost on a NeuronCore, next to its program listing",
+                         description="Trace a forward kernel for one shape (float32), print the cost model's "
+                                     "report (instructions and cycles per engine, DMA traffic and descriptors, "
+                                     "SBUF use, modelled time; figures from HARDWARE.md, not measured) and the "
+                                     "first instructions of the program.")
+    ins.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
+    ins.add_argument("--out", dest="out_shape", type=_shape, required=True, metavar="NxHxWxC", help="output shape")
+    ins.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None,
+                     help="kernel variant (default: the default kernel)")
+    ins.add_argument("--target", choices=sorted(TARGETS), default="trn1",
+                     help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
+    ins.add_argument("--listing", type=int, default=40, metavar="N", help="instructions of the listing to print (default 40)")
+    ins.set_defaults(func=_inspect)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="resize-kernels",
@@ -179,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--plot", metavar="PNG", help="with --sweep: plot the failing pairs (needs matplotlib)")
     ver.set_defaults(func=_verify)
     _add_compile_command(sub)
+    _add_inspect_command(sub)
     return parser
 
 
