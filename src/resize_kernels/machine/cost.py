@@ -94,7 +94,7 @@ class CostParams:
 
     def describe(self) -> str:
         return (f"{self.target} cost model: {self.core}, engines at {self.clock_ghz} GHz, "
-                f"{self.dma_queues} DMA queues x {self.dma_queue_gbps:g} GB/s, {self.dma_fixed_us} us per transfer")
+                f"{self.dma_queues} DMA queues x {self.dma_queue_gbps:g} GB/s, {self.dma_fixed_us} us modelled per transfer")
 
 
 TARGETS = {

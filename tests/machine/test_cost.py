@@ -1,0 +1,188 @@
+"""The cost model (machine/cost.py) on hand-built Programs and on traced kernels."""
+
+import collections
+import math
+
+import numpy as np
+import pytest
+
+from resize_kernels.api import trace_resize
+from resize_kernels.machine import cost
+from resize_kernels.machine.access import AccessPattern
+from resize_kernels.machine.isa import (Activation, DmaCopy, Iota, Program, TensorCopy, TensorScalar,
+                                        TensorTensor)
+from resize_kernels.machine.memory import HbmTensor, SbufTile
+
+F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
+TRN1 = cost.TARGETS["trn1"]
+
+
+def tile(name, partitions, free, dtype=F32, address=0):
+    return SbufTile(name, partitions, (free,), np.dtype(dtype), address)
+
+
+def whole(t: SbufTile) -> AccessPattern:
+    return AccessPattern(t, ((t.free_size, t.partitions), (1, t.free_size)))
+
+
+def rows(t: HbmTensor, n, width, first_row=0) -> AccessPattern:
+    """n rows of ``width`` elements of a 2-D HBM tensor, one per partition."""
+    return AccessPattern(t, ((t.shape[1], n), (1, width)), first_row * t.shape[1])
+
+
+def program(*instructions, inputs=(), outputs=()) -> Program:
+    p = Program("hand", list(inputs), list(outputs))
+    for inst in instructions:
+        p.append(inst)
+    return p
+
+
+def dma_us(inst, params=TRN1):
+    return cost.dma_us(cost.dma_shape(inst), params)
+
+
+def cycles_us(inst, params=TRN1):
+    return params.us(cost.engine_cycles(inst, params))
+
+
+# -- costs of single instructions -------------------------------------------------------------------
+
+def test_vector_costs_follow_the_documented_form():
+    a, b = whole(tile("a", 128, 1)), whole(tile("b", 128, 1, address=64))
+    wide, wide2 = whole(tile("w", 128, 100, address=128)), whole(tile("v", 128, 100, address=512))
+    assert cost.engine_cycles(TensorScalar(a, b, "add", 1.0), TRN1) == 80 + 64  # the 64-cycle floor
+    assert cost.engine_cycles(TensorCopy(wide, wide2), TRN1) == 80 + 100
+    assert cost.engine_cycles(TensorTensor(wide, wide, wide2, "add"), TRN1) == 80 + 200  # two tensor inputs
+    assert cost.engine_cycles(Activation(wide, wide2, "floor"), TRN1) == 80 + 100  # like a one-input vector op
+    assert cost.engine_cycles(Iota(wide, ((1, 100),)), TRN1) == 150 + 100
+
+
+def test_descriptor_efficiency_is_overhead_bound_below_256_bytes():
+    src, dst = HbmTensor("x", (128, 512), F32, "input"), tile("t", 128, 512)
+    small = DmaCopy(AccessPattern(dst, ((512, 128), (1, 16))), rows(src, 128, 16))  # 64 B per row
+    big = DmaCopy(whole(dst), rows(src, 128, 512))  # 2 KiB per row
+    assert cost.dma_shape(small).descriptor_bytes == 64 and cost.dma_shape(big).descriptor_bytes == 2048
+    per_byte = [(dma_us(d) - TRN1.dma_fixed_us) / d.nbytes for d in (small, big)]
+    ideal = 1 / (TRN1.dma_queue_gbps * 1e3)
+    assert per_byte[0] == pytest.approx(ideal * (64 + 256) / 64)  # 20% efficient
+    assert per_byte[1] == pytest.approx(ideal * (2048 + 256) / 2048)  # 89% efficient
+
+
+def test_strided_rows_are_one_descriptor_per_element():
+    src, dst = HbmTensor("x", (128, 64), F32, "input"), tile("t", 128, 32)
+    every_other = DmaCopy(whole(dst), AccessPattern(src, ((64, 128), (2, 32))))
+    shape = cost.dma_shape(every_other)
+    assert (shape.descriptor_bytes, shape.descriptors, shape.bytes_per_partition) == (4, 128 * 32, 128)
+
+
+def test_hbm_to_hbm_copies_run_across_rows():
+    a, b = HbmTensor("a", (64, 32), F32, "input"), HbmTensor("b", (64, 32), F32, "output")
+    shape = cost.dma_shape(DmaCopy(rows(b, 64, 32), rows(a, 64, 32)))
+    assert shape.descriptors == 1 and shape.descriptor_bytes == 64 * 32 * 4
+
+
+# -- the schedule -----------------------------------------------------------------------------------
+
+def test_a_pure_chain_costs_the_sum_of_its_instructions():
+    out = HbmTensor("out", (128, 1), F32, "output")
+    i, s, a = tile("i", 128, 1, I32), tile("s", 128, 1, F32, 64), tile("a", 128, 1, F32, 128)
+    chain = [Iota(whole(i), ((1, 1),), channel_multiplier=1), TensorScalar(whole(s), whole(i), "multiply", 0.5),
+             Activation(whole(a), whole(s), "floor"), DmaCopy(rows(out, 128, 1), whole(a))]
+    report = cost.program_cost(program(*chain, outputs=[out]))
+    want = sum(cycles_us(x) for x in chain[:3]) + dma_us(chain[3])
+    assert report.modelled_us == pytest.approx(want)
+    assert report.instructions == {"vector": 1, "gpsimd": 1, "scalar": 1, "dma": 1}
+
+
+def _loads(n, shared_address: bool):
+    """n loads of 128 rows x 512 floats, each followed by a store of the tile it filled."""
+    x, out = HbmTensor("x", (128 * n, 512), F32, "input"), HbmTensor("out", (128 * n, 512), F32, "output")
+    insts = []
+    for k in range(n):
+        t = tile(f"t{k}", 128, 512, address=0 if shared_address else k * 2048)
+        insts += [DmaCopy(whole(t), rows(x, 128, 512, 128 * k)), DmaCopy(rows(out, 128, 512, 128 * k), whole(t))]
+    return program(*insts, inputs=[x], outputs=[out]), insts
+
+
+def test_independent_dmas_overlap_on_the_queues():
+    x = HbmTensor("x", (128 * 40, 512), F32, "input")
+    loads = [DmaCopy(whole(tile(f"t{k}", 128, 512, address=k * 2048)), rows(x, 128, 512, 128 * k)) for k in range(40)]
+    one = dma_us(loads[0])
+    assert cost.program_cost(program(*loads[:8], inputs=[x])).modelled_us == pytest.approx(one)
+    report = cost.program_cost(program(*loads, inputs=[x]))
+    assert report.modelled_us == pytest.approx(math.ceil(40 / 16) * one)  # 16 queues: 3 rounds, not 40
+    assert report.busy_us["dma"] == pytest.approx(40 * one)
+
+
+def test_a_store_waits_for_its_gather_and_the_gather_for_its_index_tile():
+    x, out = HbmTensor("x", (64, 256), F32, "input"), HbmTensor("out", (128, 256), F32, "output")
+    idx, t = tile("idx", 128, 1, I32), tile("t", 128, 256, address=64)
+    gather_src = AccessPattern(x, ((256, 128), (1, 256)), vector_offset=whole(idx), indirect_dim=0, row_size=256)
+    insts = [Iota(whole(idx), ((1, 1),), channel_multiplier=0), DmaCopy(whole(t), gather_src),
+             DmaCopy(rows(out, 128, 256), whole(t))]
+    report = cost.program_cost(program(*insts, inputs=[x], outputs=[out]))
+    (_, iota_done), (gather_start, gather_done), (store_start, _) = report.instruction_us
+    gen = TRN1.us(cost.descriptor_gen_cycles(cost.dma_shape(insts[1]), TRN1))
+    assert gather_start == pytest.approx(iota_done + gen)  # descriptors are generated after the iota
+    assert store_start == pytest.approx(gather_done)
+    assert report.modelled_us == pytest.approx(cycles_us(insts[0]) + gen + dma_us(insts[1]) + dma_us(insts[2]))
+    assert (report.dma_indirect, report.dma_strided) == (1, 1)
+    assert report.busy_us["gpsimd"] == pytest.approx(cycles_us(insts[0]) + gen)
+
+
+def test_a_reused_sbuf_tile_orders_the_next_load_after_the_last_store():
+    shared, insts = _loads(4, shared_address=True)
+    spans = cost.program_cost(shared).instruction_us
+    for k in range(1, 4):
+        assert spans[2 * k][0] == pytest.approx(spans[2 * k - 1][1])  # load k waits for store k-1 (WAR)
+    separate, _ = _loads(4, shared_address=False)
+    one = dma_us(insts[0])
+    assert cost.program_cost(shared).modelled_us == pytest.approx(8 * one)
+    assert cost.program_cost(separate).modelled_us == pytest.approx(2 * one)
+
+
+def test_overlapping_hbm_writes_keep_their_order():
+    out = HbmTensor("out", (128, 64), F32, "output")
+    a, b = tile("a", 128, 64), tile("b", 128, 64, address=256)
+    insts = [DmaCopy(rows(out, 128, 64), whole(a)), DmaCopy(rows(out, 64, 64, 64), AccessPattern(b, ((64, 64), (1, 64))))]
+    spans = cost.program_cost(program(*insts, outputs=[out])).instruction_us
+    assert spans[1][0] == pytest.approx(spans[0][1])
+
+
+# -- targets and traced kernels ---------------------------------------------------------------------
+
+def test_trn2_differs_from_trn1_as_documented():
+    t1, t2 = cost.target_params("trn1"), cost.target_params("trn2")
+    assert (t1.clock_ghz, t2.clock_ghz) == (1.12, 0.96)
+    assert (t1.sbuf_partition_bytes, t2.sbuf_partition_bytes) == (192 * 1024, 224 * 1024)
+    assert (t1.dma_queues, t1.dma_queue_gbps, t1.dma_fixed_us) == (t2.dma_queues, t2.dma_queue_gbps, t2.dma_fixed_us)
+    p = trace_resize((1, 30, 20, 8), (59, 38), kernel="seed")
+    r1, r2 = cost.program_cost(p, "trn1"), cost.program_cost(p, "trn2")
+    assert r1.cycles == r2.cycles
+    assert r2.busy_us["vector"] == pytest.approx(r1.busy_us["vector"] * 1.12 / 0.96)
+    assert r1.busy_us["dma"] == pytest.approx(r2.busy_us["dma"])
+
+
+def test_unknown_target_names_the_choices():
+    with pytest.raises(ValueError, match="'trn1', 'trn2'"):
+        cost.program_cost(Program("empty"), "trn3")
+
+
+SHAPES = [((1, 30, 20, 16), (59, 38)), ((2, 8, 8, 4), (16, 16)), ((1, 12, 12, 8), (4, 4)), ((1, 7, 41, 3), (5, 83))]
+
+
+@pytest.mark.parametrize("kernel", ["seed", "exact"])
+@pytest.mark.parametrize("in_shape, out_hw", SHAPES)
+def test_counts_and_bytes_are_the_programs(kernel, in_shape, out_hw):
+    p = trace_resize(in_shape, out_hw, kernel=kernel)
+    report = cost.program_cost(p)
+    assert {k: v for k, v in report.instructions.items() if v} == collections.Counter(i.engine for i in p.instructions)
+    assert report.dma_count == len(p.dmas())
+    assert report.dma_indirect == sum(d.is_indirect for d in p.dmas())
+    out_bytes = p.outputs[0].size * 4
+    stored = sum(d.nbytes for d in p.dmas() if d.dst.tensor is p.outputs[0])
+    gathered = sum(d.nbytes for d in p.dmas() if d.src.tensor is p.inputs[0])
+    assert stored == gathered == out_bytes  # every output pixel is gathered once and stored once
+    assert report.dma_bytes == stored + gathered
+    assert sum(report.dma_shapes.values()) == report.dma_count
+    assert report.sbuf_high_water == p.sbuf_high_water
