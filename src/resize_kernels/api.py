@@ -9,6 +9,8 @@ import numpy as np
 from . import semantics
 from .kernels import DEFAULT_FORWARD, FORWARD_KERNELS
 from .kernels import GRAD_KERNELS
+from .compiler.passes import block_factors
+from .compiler.pipeline import CompiledModule, compile_hlo
 from .machine import dtypes
 from .machine.isa import Program
 from .machine.simulator import Executable
@@ -119,6 +121,10 @@ def grad_executable(dy_shape, in_hw, dtype, name: str) -> Executable:
     return Executable(_grad_program(dy_shape, in_hw, np.dtype(dtype), name))
 
 
+#: resize_nearest_grad's integer path: the compiler's reduce-window, for block ratios (not a kernel).
+REDUCE_WINDOW = "reduce_window"
+
+
 def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
     """Gradient of ``resize_nearest`` with respect to its input, on the simulated NeuronCore.
 
@@ -127,11 +133,36 @@ def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.n
     returns dx (N, in_h, in_w, C) of dy's dtype, where each pixel is the sum (not
     the mean) of dy over the output pixels that copied it, summed in float32 in
     the order ``semantics.resize_nearest_grad_reference`` specifies.
-    ``kernel`` names a registered gradient kernel (``kernels.GRAD_KERNELS``);
-    only "general", for any ratio, exists here: the integer-ratio reduce_window
-    path belongs to the compiler. Programs are traced once per (shape, size,
-    dtype, kernel) and cached.
+    ``kernel``: "reduce_window" runs the compiler's integer path (a one-call
+    HLO module whose ResizeNearestGrad canonicalizes to reduce-window), which
+    requires block ratios: each axis of dy k times the input's, with the
+    float32 forward map ``o // k``; "general" (kernels.GRAD_KERNELS) forces the
+    gradient kernel, for any ratio; None picks "reduce_window" for block
+    ratios, else "general". Both agree with the reference bit for bit. Modules
+    and Programs are built once per (shape, size, dtype, path) and cached.
     """
     _check_nhwc(dy, "resize_nearest_grad", allowed=semantics.GRAD_DTYPES)
     in_hw = _check_grad_size(size, dy.shape[1:3])
+    if kernel not in (None, REDUCE_WINDOW, *GRAD_KERNELS):
+        raise ValueError(f"resize_nearest_grad has no kernel {kernel!r}; choose one of "
+                         f"{', '.join(map(repr, [*GRAD_KERNELS, REDUCE_WINDOW]))}")
+    blocks = block_factors(dy.shape[1:3], in_hw) is not None
+    if kernel == REDUCE_WINDOW and not blocks:
+        raise ValueError(f"resize_nearest_grad kernel='reduce_window' requires dy's height and width to be integer "
+                         f"multiples k of the input's whose float32 forward map is o // k, got dy "
+                         f"{dy.shape[1:3]} for input {in_hw}; use kernel='general' (or None) for this ratio")
+    if kernel == REDUCE_WINDOW or (kernel is None and blocks):
+        return _reduce_window_grad(dy.shape, in_hw, dy.dtype)(dy)
     return grad_executable(dy.shape, in_hw, dy.dtype, grad_kernel_name(kernel)).run([dy])[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _reduce_window_grad(dy_shape, in_hw, dtype) -> CompiledModule:
+    """A compiled module of one ResizeNearestGrad custom-call: the compiler's own reduce-window path."""
+    element_type = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[np.dtype(dtype).name]
+    n, _, _, c = dy_shape
+    dy, dx = (",".join(map(str, shape)) for shape in (dy_shape, (n, *in_hw, c)))
+    return compile_hlo(f"HloModule resize_nearest_grad\n\nENTRY main {{\n"
+                       f"  dy = {element_type}[{dy}] parameter(0)\n"
+                       f"  ROOT dx = {element_type}[{dx}] custom-call(dy), "
+                       f'custom_call_target="ResizeNearestGrad", backend_config="\\"00\\""\n}}\n')
