@@ -189,7 +189,7 @@ class Executable:
         index = self._sbuf_view(ap.vector_offset).reshape(-1)
         size = ap.tensor.size
         span = ap.free_span()
-        rest = ap.pattern[1:]
+        rest, shape = ap.pattern[1:], ap.shape
 
         def check(idx):
             lo = o + int(idx.min()) * rs
@@ -202,16 +202,22 @@ class Executable:
                     f"{start[i]}..{start[i] + span} (vector_offset {int(idx[i])} * row size {rs} + offset {o}), "
                     f"outside the tensor's elements 0..{size - 1}")
 
-        if len(rest) == 1 and rest[0][0] == 1 and o % rs + rest[0][1] <= rs and size % rs == 0:
-            # Fast path: each partition reads a contiguous run within one row of the indexed tensor.
-            r0, c0, width = o // rs, o % rs, rest[0][1]
+        if (rest[-1][0] == 1 and o % rs + rest[-1][1] <= rs and size % rs == 0
+                and all(s % rs == 0 for s, _ in rest[:-1])):
+            # Fast path: every element run is contiguous within one row of the indexed tensor, and the outer
+            # free pairs step by whole rows: a gather of rows by a (P, n1, ...) row index.
+            r0, c0, width = o // rs, o % rs, rest[-1][1]
+            row_steps = np.zeros((1,), np.intp)
+            for s, num in rest[:-1]:
+                row_steps = (row_steps[:, None] + (s // rs) * np.arange(num, dtype=np.intp)[None, :]).reshape(-1)
+            outer = shape[:-1]
 
             def step():
                 check(index)
                 rows = _bits(mem[slot]).reshape(-1, rs)
-                idx = index.astype(np.intp) + r0
+                idx = ((index.astype(np.intp) + r0)[:, None] + row_steps[None, :]).reshape(outer)
                 out = _bits(dst())
-                if c0 == 0 and width == rs:
+                if c0 == 0 and width == rs and out.flags.c_contiguous:
                     np.take(rows, idx, axis=0, out=out, mode="clip")  # in bounds: checked above
                 else:
                     out[...] = rows[idx, c0:c0 + width]
@@ -220,7 +226,6 @@ class Executable:
         free = np.zeros((1,), np.int64)
         for s, num in rest:
             free = (free[:, None] + s * np.arange(num, dtype=np.int64)[None, :]).reshape(-1)
-        shape = ap.shape
 
         def step():
             check(index)
