@@ -1,0 +1,86 @@
+"""resize_nearest_row_reuse_kernel: gather each source row once, store it to every output row that repeats it.
+
+Output rows that copy one source row are identical, and every row shares one
+column map. So partitions hold output columns (the only irregular axis left,
+handled by the gather's vector offset), and the free dimension holds batches,
+source rows and channels: one gather reads, for a run of equally spaced source
+rows and several batches at once, exactly the pixels the output needs, each
+once; one store per run of equally repeated rows writes them to all their
+output rows, repeating each row with a step-0 pair.
+"""
+
+from __future__ import annotations
+
+from ..nki import isa as nisa
+from ..nki import language as nl
+from .axis_maps import row_runs, source_indices, split_by
+from .batched import source_columns
+from .exact import CHUNK_BYTES, _check_exact_limits
+from .resize import check_resize_shapes
+from .strided import broadcast_pairs
+
+
+def _equally_spaced(group, run) -> bool:
+    return len(group) == 1 or run.src - group[-1].src == group[1].src - group[0].src
+
+
+def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
+    """Nearest-neighbour resize by one gather per distinct source row group and broadcast stores.
+
+    Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
+    (out_b, out_h, out_w, out_c) in HBM; any machine dtype (data is only moved).
+    Constraints: in_b == out_b, in_c == out_c, heights and widths below 2**24,
+    fewer than 2**31 elements per tensor.
+    Tiling: output columns on partitions, 128 per column tile; the source
+    column of every column tile comes from one index graph of 11 instructions
+    (column tiles along the free dimension). The height's map is split at trace
+    time into groups of equally spaced distinct source rows; a data tile
+    (columns, batches, rows, channel chunk) of at most 64 KiB per partition is
+    filled by one gather, whose row and batch offsets are trace-time integers in
+    its access pattern, and emptied by one store per run of rows that repeat
+    equally often (each row k times through a step-0 pair).
+    """
+    name = "resize_nearest_row_reuse_kernel"
+    check_resize_shapes(name, data_tensor.shape, out_shape)
+    _check_exact_limits(name, data_tensor.shape, out_shape)
+    in_b, in_h, in_w, in_c = data_tensor.shape
+    out_b, out_h, out_w, out_c = out_shape
+    out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")
+
+    data_pixels = data_tensor.reshape((in_b * in_h * in_w, in_c))  # the gather indexes pixels
+    item = data_tensor.dtype.itemsize
+    chunk = max(1, min(in_c, CHUNK_BYTES // item))
+    units = max(1, CHUNK_BYTES // (chunk * item))  # (batch, row) pairs per data tile
+    pmax = nl.tile_size.pmax
+    src_w = source_columns(in_w, out_w)
+
+    for group in split_by(row_runs(source_indices(in_h, out_h)), _equally_spaced):
+        step = group[1].src - group[0].src if len(group) > 1 else 1
+        nr = min(len(group), units)
+        nb = min(in_b, max(1, units // nr))
+        for t in nl.affine_range(src_w.shape[1]):
+            n = min(pmax, out_w - t * pmax)
+            for b0 in nl.affine_range(0, in_b, nb):
+                bb = min(nb, in_b - b0)
+                for r0 in nl.affine_range(0, len(group), nr):
+                    rows = group[r0:r0 + nr]
+                    for c0 in nl.affine_range(0, in_c, chunk):
+                        cc = min(chunk, in_c - c0)
+                        tile = nl.ndarray((n, bb, len(rows), cc), dtype=data_tensor.dtype, name="rows_sbuf")
+                        nisa.dma_copy(dst=tile, src=data_pixels.ap(
+                            pattern=[[in_c, n], [in_h * in_w * in_c, bb], [step * in_w * in_c, len(rows)], [1, cc]],
+                            offset=((b0 * in_h + rows[0].src) * in_w) * in_c + c0,
+                            vector_offset=src_w[0:n, t:t + 1], indirect_dim=0))
+                        j = 0
+                        for same in split_by(rows, lambda g, run: run.repeat == g[0].repeat):
+                            k = same[0].repeat
+                            src, dst = broadcast_pairs(
+                                [[bb * len(rows) * cc, n], [len(rows) * cc, bb], [cc, len(same)], [0, k], [1, cc]],
+                                [[out_c, n], [out_h * out_w * out_c, bb], [k * out_w * out_c, len(same)],
+                                 [out_w * out_c, k], [1, cc]])
+                            nisa.dma_copy(
+                                dst=out_tensor.ap(pattern=dst, offset=((b0 * out_h + same[0].first) * out_w + t * pmax)
+                                                  * out_c + c0),
+                                src=tile.ap(pattern=src, offset=j * cc))
+                            j += len(same)
+    return out_tensor
