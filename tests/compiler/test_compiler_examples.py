@@ -24,7 +24,7 @@ def example(name: str) -> str:
 
 
 def test_the_examples_are_there():
-    assert set(SD2_UPSAMPLES + ["jax_upsample_pool.hlo"]) <= set(NAMES)
+    assert set(SD2_UPSAMPLES + ["jax_upsample_pool.hlo", "unet_train_torch_xla.hlo"]) <= set(NAMES)
     assert (ROOT / "examples" / "README.md").exists()
 
 
