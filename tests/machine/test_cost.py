@@ -149,6 +149,14 @@ def test_overlapping_hbm_writes_keep_their_order():
     assert spans[1][0] == pytest.approx(spans[0][1])
 
 
+def test_interleaved_hbm_stores_to_disjoint_columns_overlap():
+    out = HbmTensor("out", (128, 128), F32, "output")
+    left, right = tile("l", 128, 64), tile("r", 128, 64, address=256)
+    insts = [DmaCopy(rows(out, 128, 64), whole(left)), DmaCopy(AccessPattern(out, ((128, 128), (1, 64)), 64), whole(right))]
+    report = cost.program_cost(program(*insts, outputs=[out]))
+    assert report.modelled_us == pytest.approx(dma_us(insts[0]))  # bounds overlap, elements do not
+
+
 # -- targets and traced kernels ---------------------------------------------------------------------
 
 def test_trn2_differs_from_trn1_as_documented():

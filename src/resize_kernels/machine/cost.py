@@ -60,7 +60,10 @@ from __future__ import annotations
 
 import collections
 import heapq
+import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .access import AccessPattern
 from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorTensor
@@ -183,8 +186,16 @@ SBUF = "sbuf"
 _SBUF_CHUNK = 256  # bytes of a partition per index bucket
 
 
+_MAX_RUNS = 1024  # an HBM access split into more contiguous runs than this is taken as its bounding range
+
+
 def _footprint(ap: AccessPattern):
-    """(memory, (lo, hi, p0, p1)): SBUF bytes x partitions, or HBM tensor elements, the pattern can touch."""
+    """(memory, rects) an access can touch; a rect is (lo, hi, p0, p1).
+
+    SBUF: bytes lo..hi of partitions p0..p1. HBM: elements lo..hi of the tensor,
+    one rect per contiguous run (so interleaved stores do not conflict), or the
+    whole tensor for an indirect access.
+    """
     t = ap.tensor
     if ap.is_sbuf:
         free, size = t.free_size, t.dtype.itemsize
@@ -192,11 +203,24 @@ def _footprint(ap: AccessPattern):
         (s0, n0) = ap.pattern[0]
         p1 = p0 + (s0 // free) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
         lo = t.address + f0 * size
-        return SBUF, (lo, lo + (ap.free_span() + 1) * size, p0, p1)
+        return SBUF, ((lo, lo + (ap.free_span() + 1) * size, p0, p1),)
     if ap.indirect_dim is not None:
-        return t, (0, t.size, 0, 1)
-    lo, hi = ap.static_bounds()
-    return t, (lo, hi + 1, 0, 1)
+        return t, ((0, t.size, 0, 1),)
+    pairs = [(step, num) for step, num in ap.pattern if num > 1]
+    run = 1
+    while pairs and pairs[-1][0] == run:
+        run *= pairs.pop()[1]
+    if not pairs:
+        return t, ((ap.offset, ap.offset + run, 0, 1),)
+    if math.prod(num for _, num in pairs) > _MAX_RUNS:
+        lo, hi = ap.static_bounds()
+        return t, ((lo, hi + 1, 0, 1),)
+    starts = np.array([ap.offset])
+    for step, num in pairs:
+        starts = (starts[:, None] + step * np.arange(num)).ravel()
+    starts = np.unique(starts)
+    breaks = np.flatnonzero(np.diff(starts) != run) + 1  # merge runs that touch
+    return t, tuple((int(g[0]), int(g[-1]) + run, 0, 1) for g in np.split(starts, breaks))
 
 
 def _overlap(a, b) -> bool:
@@ -256,18 +280,20 @@ class _Memories:
                 self.mem[t] = _Memory(max(1024, -(-t.size // 1024)))
 
     def ready(self, footprint, writing: bool) -> float:
-        key, rect = footprint
+        key, rects = footprint
         mem = self.mem.get(key)
-        return mem.ready(rect, writing) if mem is not None else 0.0
+        return max(mem.ready(r, writing) for r in rects) if mem is not None else 0.0
 
     def read(self, footprint, finish: float) -> None:
-        key, rect = footprint
+        key, rects = footprint
         if key in self.mem:
-            self.mem[key].read(rect, finish)
+            for r in rects:
+                self.mem[key].read(r, finish)
 
     def write(self, footprint, finish: float) -> None:
-        key, rect = footprint
-        self.mem[key].write(rect, finish)
+        key, rects = footprint
+        for r in rects:
+            self.mem[key].write(r, finish)
 
 
 # -- the report --------------------------------------------------------------------------------------
