@@ -17,7 +17,7 @@ from .axis_maps import row_runs, source_indices, split_by
 from .batched import source_columns
 from .exact import CHUNK_BYTES, _check_exact_limits
 from .resize import check_resize_shapes
-from .strided import broadcast_pairs
+from .strided import broadcast_pairs, partition_pieces
 
 
 def _equally_spaced(group, run) -> bool:
@@ -36,9 +36,11 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
     (column tiles along the free dimension). The height's map is split at trace
     time into groups of equally spaced distinct source rows; a data tile
     (columns, batches, rows, channel chunk) of at most 64 KiB per partition is
-    filled by one gather, whose row and batch offsets are trace-time integers in
-    its access pattern, and emptied by one store per run of rows that repeat
-    equally often (each row k times through a step-0 pair).
+    filled by gathers, whose row and batch offsets are trace-time integers in
+    their access pattern, and emptied by one store per run of rows that repeat
+    equally often (each row k times through a step-0 pair); both are cut into
+    ranges of partitions (``partition_pieces``) so that they spread over the DMA
+    queues.
     """
     name = "resize_nearest_row_reuse_kernel"
     check_resize_shapes(name, data_tensor.shape, out_shape)
@@ -66,21 +68,25 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
                     rows = group[r0:r0 + nr]
                     for c0 in nl.affine_range(0, in_c, chunk):
                         cc = min(chunk, in_c - c0)
+                        free = bb * len(rows) * cc
                         tile = nl.ndarray((n, bb, len(rows), cc), dtype=data_tensor.dtype, name="rows_sbuf")
-                        nisa.dma_copy(dst=tile, src=data_pixels.ap(
-                            pattern=[[in_c, n], [in_h * in_w * in_c, bb], [step * in_w * in_c, len(rows)], [1, cc]],
-                            offset=((b0 * in_h + rows[0].src) * in_w) * in_c + c0,
-                            vector_offset=src_w[0:n, t:t + 1], indirect_dim=0))
+                        pieces = partition_pieces(n, free * item)
+                        for p0, p1 in pieces:
+                            nisa.dma_copy(dst=tile[p0:p1], src=data_pixels.ap(
+                                pattern=[[in_c, p1 - p0], [in_h * in_w * in_c, bb], [step * in_w * in_c, len(rows)],
+                                         [1, cc]],
+                                offset=((b0 * in_h + rows[0].src) * in_w) * in_c + c0,
+                                vector_offset=src_w[p0:p1, t:t + 1], indirect_dim=0))
                         j = 0
                         for same in split_by(rows, lambda g, run: run.repeat == g[0].repeat):
                             k = same[0].repeat
-                            src, dst = broadcast_pairs(
-                                [[bb * len(rows) * cc, n], [len(rows) * cc, bb], [cc, len(same)], [0, k], [1, cc]],
-                                [[out_c, n], [out_h * out_w * out_c, bb], [k * out_w * out_c, len(same)],
-                                 [out_w * out_c, k], [1, cc]])
-                            nisa.dma_copy(
-                                dst=out_tensor.ap(pattern=dst, offset=((b0 * out_h + same[0].first) * out_w + t * pmax)
-                                                  * out_c + c0),
-                                src=tile.ap(pattern=src, offset=j * cc))
+                            for p0, p1 in pieces:
+                                src, dst = broadcast_pairs(
+                                    [[free, p1 - p0], [len(rows) * cc, bb], [cc, len(same)], [0, k], [1, cc]],
+                                    [[out_c, p1 - p0], [out_h * out_w * out_c, bb], [k * out_w * out_c, len(same)],
+                                     [out_w * out_c, k], [1, cc]])
+                                first = (b0 * out_h + same[0].first) * out_w + t * pmax + p0
+                                nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=first * out_c + c0),
+                                              src=tile.ap(pattern=src, offset=p0 * free + j * cc))
                             j += len(same)
     return out_tensor
