@@ -1,4 +1,4 @@
-"""The gradient of the resize before codegen: ResizeNearestGrad as a window sum (the seed's canonicalize step), else a kernel.
+"""ResizeNearestGrad before codegen: a window sum (the seed's canonicalize step), else the gradient kernel.
 
 The forward copies source pixel (i, j) to every output pixel that maps to it,
 so dx[i, j] is the sum of dy over those pixels. When each axis of dy is k times
@@ -67,7 +67,7 @@ def average_pool_resize_grad(module: HloModule) -> None:
 
 
 def lower_resize_nearest_grad(module: HloModule) -> None:
-    """Pass: lower each ResizeNearestGrad left after canonicalization to an InternalNativeNkiKernel "ResizeNearestGrad"."""
+    """Pass: each ResizeNearestGrad left after canonicalization becomes InternalNativeNkiKernel "ResizeNearestGrad"."""
     for comp, inst in _resize_grad_calls(module):
         comp.replace_instruction(inst, kernel_instruction(inst, RESIZE_NEAREST_GRAD))
 
