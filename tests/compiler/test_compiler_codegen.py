@@ -50,14 +50,14 @@ def test_get_resize_args_receives_the_instruction_and_the_kernel_gets_one_operan
     assert len(args) == 1 and isinstance(args[0], NkiTensor)
     assert args[0].shape == (1, 20, 30, 16) and args[0].dtype == np.dtype("bfloat16")
     assert kwargs == {"out_shape": (1, 38, 59, 16)}
-    assert compiled.programs[kernel].name == "resize_nearest_exact_kernel"
+    assert compiled.programs[kernel].name == "resize_nearest_auto_kernel"
     assert [t.name for t in compiled.programs[kernel].inputs] == ["data_tensor"]
 
 
 def test_one_program_per_kernel_instruction_traced_with_the_chosen_variant():
     module = lowered(resize_module("new"))
     kernel = module.entry.instruction("upsample_nearest2d.1")
-    assert {inst: p.name for inst, p in codegen(module, registry).items()} == {kernel: "resize_nearest_exact_kernel"}
+    assert {inst: p.name for inst, p in codegen(module, registry).items()} == {kernel: "resize_nearest_auto_kernel"}
     seed = codegen(module, with_forward_kernel("seed"))
     assert seed[kernel].name == "resize_nearest_fixed_dma_kernel"
     assert [t.shape for t in seed[kernel].outputs] == [(1, 38, 59, 8)]
@@ -90,15 +90,15 @@ def test_a_kernel_that_rejects_its_shapes_is_reported_for_the_instruction():
     module = kernel_module("f32[1,4,4,8]", "f32[1,8,8,16]")  # not validated: written directly as a kernel call
     with pytest.raises(CodegenError) as info:
         codegen(module, registry)
-    assert str(info.value).startswith("InternalNativeNkiKernel 'rn' (resize_nearest_exact_kernel) cannot be traced: "
-                                      "resize_nearest_exact_kernel requires the output channels to equal the input "
+    assert str(info.value).startswith("InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) cannot be traced: "
+                                      "resize_nearest_auto_kernel requires the output channels to equal the input "
                                       "channels")
 
 
 def test_operands_must_be_arrays_of_a_machine_element_type():
     with pytest.raises(CodegenError) as info:
         codegen(kernel_module("f64[1,4,4,8]", "f64[1,8,8,8]"), registry)
-    assert str(info.value) == ("InternalNativeNkiKernel 'rn' (resize_nearest_exact_kernel) requires array operands "
+    assert str(info.value) == ("InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) requires array operands "
                                "of a NeuronCore element type (s8, s16, s32, u8, f16, bf16, f32), got p0 of shape "
                                "f64[1,4,4,8]")
 
@@ -107,7 +107,7 @@ def test_too_few_operands():
     module = kernel_module("f32[1,4,4,8]", "f32[1,8,8,8]", operands=0)
     with pytest.raises(CodegenError) as info:
         codegen_internal_native_nki_kernel(module.entry.root, registry)
-    assert str(info.value) == "InternalNativeNkiKernel 'rn' (resize_nearest_exact_kernel) requires 1 operand(s), got 0"
+    assert str(info.value) == "InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) requires 1 operand(s), got 0"
 
 
 def test_codegen_error_is_a_value_error():

@@ -72,7 +72,7 @@ def test_printing_shows_the_lowered_module_and_each_program_and_parses_back():
     text = str(compiled)
     assert text.startswith(print_hlo_module(compiled.module))
     assert "InternalNativeNkiKernel(transpose.2)" in text
-    assert "\n// custom-call.3: kernel ResizeNearest, traced into\n//   program resize_nearest_exact_kernel: " in text
+    assert "\n// custom-call.3: kernel ResizeNearest, traced into\n//   program resize_nearest_auto_kernel: " in text
     assert print_hlo_module(parse_hlo_module(text)) == print_hlo_module(compiled.module)
 
 

@@ -8,7 +8,7 @@ from resize_kernels.compiler import registry as reg
 from resize_kernels.compiler.hlo import parse_hlo_module
 from resize_kernels.compiler.registry import InternalKernelConfig, _get_resize_args, registry, with_forward_kernel
 from resize_kernels.kernels import (
-    DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_exact_kernel, resize_nearest_fixed_dma_kernel,
+    DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_auto_kernel, resize_nearest_fixed_dma_kernel,
 )
 
 from hlo_texts import resize_module
@@ -16,7 +16,7 @@ from hlo_texts import resize_module
 
 def test_resize_nearest_entry_binds_the_default_forward_kernel_one_operand_and_get_resize_args():
     config = registry["ResizeNearest"]
-    assert config == InternalKernelConfig(kernel_func=resize_nearest_exact_kernel, operand_count=1,
+    assert config == InternalKernelConfig(kernel_func=resize_nearest_auto_kernel, operand_count=1,
                                           additional_args_builder=_get_resize_args)
     assert config.kernel_func is FORWARD_KERNELS[DEFAULT_FORWARD]
     assert [f.name for f in dataclasses.fields(InternalKernelConfig)] == [
@@ -34,7 +34,7 @@ def test_with_forward_kernel_swaps_only_the_kernel_function():
     seed = with_forward_kernel("seed")
     assert seed["ResizeNearest"] == dataclasses.replace(registry["ResizeNearest"],
                                                         kernel_func=resize_nearest_fixed_dma_kernel)
-    assert registry["ResizeNearest"].kernel_func is resize_nearest_exact_kernel  # the registry itself is untouched
+    assert registry["ResizeNearest"].kernel_func is resize_nearest_auto_kernel  # the registry itself is untouched
 
 
 def test_with_forward_kernel_rejects_an_unknown_variant():

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import semantics
-from resize_kernels.kernels import DEFAULT_FORWARD, resize_nearest_exact_kernel
+from resize_kernels.kernels import DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_exact_kernel
 from resize_kernels.kernels.exact import CHUNK_BYTES
 from resize_kernels.nki import TensorSpec, trace
 from resize_kernels.verifier import verify
@@ -15,8 +15,9 @@ from resize_kernels.verifier import verify
 from conftest import DTYPES, assert_bits_equal, random_data
 
 
-def test_is_the_default():
-    assert DEFAULT_FORWARD == "exact"
+def test_stays_selectable_and_the_default_is_exact_too():
+    assert FORWARD_KERNELS["exact"] is resize_nearest_exact_kernel
+    assert DEFAULT_FORWARD == "auto"  # exact for every shape as well (tests/kernels/test_fast_kernels.py)
 
 
 @settings(max_examples=300, deadline=None)

@@ -44,12 +44,12 @@ def _get_resize_grad_args(inst: HloInstruction) -> dict:
 
 def _build_registry() -> dict[str, InternalKernelConfig]:
     """As the seed's builder: import each kernel by its exact name and bind its config."""
-    from ..kernels.exact import resize_nearest_exact_kernel
+    from ..kernels.dispatch import resize_nearest_auto_kernel
     from ..kernels.grad import resize_nearest_grad_kernel
 
     registry = {}
     registry["ResizeNearest"] = InternalKernelConfig(
-        kernel_func=resize_nearest_exact_kernel,
+        kernel_func=resize_nearest_auto_kernel,
         operand_count=1,
         additional_args_builder=_get_resize_args)
     registry["ResizeNearestGrad"] = InternalKernelConfig(

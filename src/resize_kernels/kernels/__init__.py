@@ -3,16 +3,25 @@
 from .exact import resize_nearest_exact_kernel
 from .resize import resize_nearest_fixed_dma_kernel
 from . import vision
+from .batched import resize_nearest_batched_kernel
+from .dispatch import forward_kernel_for, resize_nearest_auto_kernel
+from .rowreuse import resize_nearest_row_reuse_kernel
+from .strided import resize_nearest_strided_kernel
 from .grad import resize_nearest_grad_kernel
 
 #: Forward resize kernels selectable by name (``kernel=`` in the API).
+#: "auto" picks, per shape, "strided" (integer ratios) or "rowreuse" (any other); see ``forward_kernel_for``.
 FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_fixed_dma_kernel,
-                   "public": vision.resize_nearest_fixed_dma_kernel}
-#: The variant used when none is named: exact for every accepted shape.
-DEFAULT_FORWARD = "exact"
+                   "public": vision.resize_nearest_fixed_dma_kernel, "auto": resize_nearest_auto_kernel,
+                   "strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
+                   "batched": resize_nearest_batched_kernel}
+#: The variant used when none is named: exact for every accepted shape, and the cheapest exact one for it.
+DEFAULT_FORWARD = "auto"
 
 #: Gradient kernels selectable by name; "general" handles every ratio (integer or not, up or down).
 GRAD_KERNELS = {"general": resize_nearest_grad_kernel}
 
 __all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "resize_nearest_exact_kernel", "resize_nearest_fixed_dma_kernel"]
+__all__ += ["forward_kernel_for", "resize_nearest_auto_kernel", "resize_nearest_strided_kernel",
+            "resize_nearest_row_reuse_kernel", "resize_nearest_batched_kernel"]
 __all__ += ["GRAD_KERNELS", "resize_nearest_grad_kernel"]
