@@ -1,0 +1,159 @@
+"""The faster kernels (batched, rowreuse, strided) and the "auto" default: exact, cheaper, and chosen per shape."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import resize_kernels as rk
+from resize_kernels import semantics
+from resize_kernels.kernels import (
+    DEFAULT_FORWARD, FORWARD_KERNELS, forward_kernel_for, resize_nearest_auto_kernel, resize_nearest_batched_kernel,
+    resize_nearest_row_reuse_kernel, resize_nearest_strided_kernel,
+)
+from resize_kernels.kernels.axis_maps import integer_ratio
+from resize_kernels.kernels.exact import CHUNK_BYTES
+from resize_kernels.nki import TensorSpec, trace
+from resize_kernels.verifier import sweep, verify
+
+from conftest import DTYPES, assert_bits_equal, random_data
+
+NEW = ["batched", "rowreuse", "auto"]  # "strided" takes integer ratios only: checked on those below
+SD2_IN, SD2_OUT = (10, 30, 20, 1280), (10, 59, 38, 1280)
+
+
+def check(x, out_hw, kernel):
+    assert_bits_equal(rk.resize_nearest(x, out_hw, kernel=kernel), semantics.resize_nearest_reference(x, out_hw))
+
+
+@pytest.mark.parametrize("axis", ["h", "w"])
+@pytest.mark.parametrize("kernel", NEW)
+def test_per_axis_sweep_1_to_64(kernel, axis):
+    result = sweep(64, axis, kernel, jobs=2)
+    assert not result.failures, result.summary()
+
+
+@pytest.mark.parametrize("axis", ["h", "w"])
+def test_strided_is_exact_on_every_integer_ratio_pair_up_to_64(axis):
+    pairs = [(i, o) for i in range(1, 65) for o in range(1, 65) if integer_ratio(i, o)]
+    assert len(pairs) > 400
+    for i, o in pairs:
+        shapes = ((1, i, 3, 1), (1, o, 6, 1)) if axis == "h" else ((2, 2, i, 1), (2, 4, o, 1))
+        report = verify(*shapes, kernel="strided")
+        assert report.ok, report
+
+
+@settings(max_examples=60, deadline=None)
+@given(kernel=st.sampled_from(NEW), n=st.integers(1, 3), in_h=st.integers(1, 40), in_w=st.integers(1, 70),
+       out_h=st.integers(1, 60), out_w=st.sampled_from([41, 47, 64, 128, 129, 257]) | st.integers(1, 140),
+       c=st.integers(1, 5), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_random_shapes_equal_reference(kernel, n, in_h, in_w, out_h, out_w, c, dtype, seed):
+    check(random_data(np.random.default_rng(seed), (n, in_h, in_w, c), dtype), (out_h, out_w), kernel)
+
+
+INTEGER_RATIOS = [  # (in_hw, out_hw)
+    ((5, 7), (10, 14)),  # 2x up
+    ((5, 7), (15, 21)),  # 3x up
+    ((10, 14), (5, 7)),  # 2x down
+    ((15, 21), (5, 7)),  # 3x down
+    ((5, 21), (10, 7)),  # 2x up in h, 3x down in w
+    ((5, 7), (5, 28)),  # ratio 1 in h, 4x up in w
+    ((12, 7), (4, 7)),  # 3x down in h, ratio 1 in w
+    ((6, 9), (6, 9)),  # identity
+]
+
+
+@pytest.mark.parametrize("in_hw, out_hw", INTEGER_RATIOS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8])
+def test_integer_ratios_take_strided_dmas_and_are_exact(in_hw, out_hw, dtype, rng):
+    x = random_data(rng, (3, *in_hw, 5), dtype)
+    assert forward_kernel_for(x.shape, (3, *out_hw, 5)) == "strided"
+    program = rk.trace_resize(x.shape, out_hw, dtype)
+    assert program.counts() == {"dma_copy": len(program.instructions)}  # no index graph
+    assert not any(d.is_indirect for d in program.dmas())
+    check(x, out_hw, None)
+    check(x, out_hw, "strided")
+
+
+def test_strided_rejects_other_ratios_with_a_pointer_to_auto():
+    with pytest.raises(ValueError, match="integer ratio on each axis.*use kernel 'auto'"):
+        rk.trace_resize((1, 30, 20, 4), (59, 40), kernel="strided")
+
+
+def test_more_than_2_24_output_pixels_is_exact():
+    assert 4099 * 4097 > 2**24
+    assert verify((1, 2049, 2047, 1), (1, 4099, 4097, 1), kernel="rowreuse").ok
+    assert verify((1, 2048, 2049, 1), (1, 4096, 4098, 1), kernel="auto").ok  # 2x up in h, 2x up in w: strided
+
+
+@pytest.mark.parametrize("kernel, out_hw", [("rowreuse", (3, 2)), ("batched", (3, 2)), ("strided", (4, 6)),
+                                            ("strided", (1, 3))])
+def test_channels_far_beyond_sbuf_are_chunked(kernel, out_hw, rng):
+    c = 200_000  # 800 KB of float32 per pixel: four times a partition's SBUF
+    x = random_data(rng, (1, 2, 3, c), np.float32)
+    program = trace(FORWARD_KERNELS[kernel], x, out_shape=(1, *out_hw, c))
+    assert program.sbuf_high_water <= CHUNK_BYTES + 4096
+    check(x, out_hw, kernel)
+
+
+@pytest.mark.parametrize("in_h, out_h", [(30, 59), (59, 30), (7, 20), (20, 7), (9, 9), (5, 16)])
+def test_row_reuse_tiles_split_rows_and_batches(in_h, out_h, rng):
+    # int8 with 30,000 channels: two (batch, row) pairs per 64 KiB tile, so groups of rows and batches are cut
+    x = random_data(rng, (3, in_h, 4, 30_000), np.int8)
+    check(x, (out_h, 5), "rowreuse")
+
+
+# -- the dispatch and what it buys ------------------------------------------------------------------
+
+@pytest.mark.parametrize("in_shape, out_shape, kernel", [
+    ((8, 64, 64, 256), (8, 128, 128, 256), "strided"),
+    ((8, 192, 192, 256), (8, 64, 64, 256), "strided"),
+    ((1, 512, 512, 64), (1, 1024, 1024, 64), "strided"),
+    ((1, 5, 21, 1), (1, 10, 7, 1), "strided"),
+    ((1, 9, 9, 3), (1, 9, 9, 3), "strided"),
+    (SD2_IN, SD2_OUT, "rowreuse"),
+    ((1, 30, 20, 1), (1, 60, 38, 1), "rowreuse"),  # integer in h only
+    ((1, 7, 3, 1), (1, 2, 1, 1), "rowreuse"),  # 7 -> 2 is no integer ratio (src 0, 3)
+])
+def test_auto_picks_strided_for_integer_ratios_else_row_reuse(in_shape, out_shape, kernel):
+    assert forward_kernel_for(in_shape, out_shape) == kernel
+
+
+def test_auto_is_the_default_and_every_variant_stays_selectable():
+    assert DEFAULT_FORWARD == "auto" and FORWARD_KERNELS["auto"] is resize_nearest_auto_kernel
+    assert {"exact", "seed", "public", "strided", "rowreuse", "batched"} <= set(FORWARD_KERNELS)
+    assert FORWARD_KERNELS["strided"] is resize_nearest_strided_kernel
+    assert FORWARD_KERNELS["rowreuse"] is resize_nearest_row_reuse_kernel
+    from resize_kernels.compiler.registry import registry
+    assert registry["ResizeNearest"].kernel_func is resize_nearest_auto_kernel
+
+
+def test_auto_traces_to_the_chosen_kernel():
+    spec = TensorSpec(SD2_IN, np.dtype("float32"))
+    auto = trace(resize_nearest_auto_kernel, spec, out_shape=SD2_OUT)
+    chosen = trace(resize_nearest_row_reuse_kernel, spec, out_shape=SD2_OUT)
+    assert [i.listing() for i in auto.instructions] == [i.listing() for i in chosen.instructions]
+
+
+def test_sd2_default_uses_far_fewer_instructions_and_moves_fewer_bytes():
+    default = rk.trace_resize(SD2_IN, SD2_OUT[1:3])
+    exact = rk.trace_resize(SD2_IN, SD2_OUT[1:3], kernel="exact")
+    assert len(exact.instructions) == 682
+    assert len(default.instructions) < 682 / 2
+    assert default.counts()["iota"] == 1  # one index graph for the whole resize
+    assert sum(d.nbytes for d in default.dmas()) < 0.8 * sum(d.nbytes for d in exact.dmas())  # rows gathered once
+
+
+def test_batched_index_work_does_not_grow_with_the_output():
+    def index_instructions(out_hw):
+        p = trace(resize_nearest_batched_kernel, TensorSpec((1, 30, 20, 8), np.dtype("float32")), out_shape=(1, *out_hw, 8))
+        return len(p.instructions) - len(p.dmas())
+    assert index_instructions((59, 38)) == index_instructions((590, 38))  # multi-row tiles
+    assert index_instructions((59, 300)) == index_instructions((590, 3000))  # column tiles
+
+
+def test_modelled_time_beats_the_seed():
+    sd2 = rk.cost(SD2_IN, SD2_OUT).modelled_us
+    assert sd2 <= rk.cost(SD2_IN, SD2_OUT, kernel="seed").modelled_us / 2
+    up = rk.cost((8, 64, 64, 256), (8, 128, 128, 256)).modelled_us
+    assert up <= rk.cost((8, 64, 64, 256), (8, 128, 128, 256), kernel="seed").modelled_us / 3
