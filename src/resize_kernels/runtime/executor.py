@@ -207,13 +207,16 @@ def _reduce_window(inst):
         raise ExecutionError(f"reduce-window {inst.name!r} requires window sizes of at least 1 and no negative "
                              f"padding, got {inst.attributes['window']}")
 
+    padded = any(lo or hi for lo, hi in pad)
+
     def run(x, init):
-        padded = np.pad(x, pad, constant_values=init)
-        counts = [max(0, (n - k) // s + 1) for n, k, s in zip(padded.shape, size, stride)]
+        if padded:
+            x = np.pad(x, pad, constant_values=init)
+        counts = [max(0, (n - k) // s + 1) for n, k, s in zip(x.shape, size, stride)]
         acc = np.full(counts, init, dtype=x.dtype)
         for offset in np.ndindex(*size):
-            acc = reducer(acc, padded[tuple(slice(o, o + s * (n - 1) + 1, s)
-                                            for o, s, n in zip(offset, stride, counts))])
+            reducer(acc, x[tuple(slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, stride, counts))],
+                    out=acc)
         return acc
 
     return run
