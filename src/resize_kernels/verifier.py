@@ -92,15 +92,17 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
 # -- sweeps ------------------------------------------------------------------------------------------
 
 def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
-    """The 2-D NHWC shapes of a sweep along ``axis``; the other axis resizes 3 -> 2 (w) or 3 -> 1 (h).
+    """The 2-D NHWC shapes of a sweep along ``axis``; the other axis resizes 2 -> 3 (w) or 3 -> 1 (h).
 
-    A w sweep keeps two output rows: the seed's defects couple rows and columns
-    (a flat position's row comes from a reciprocal multiply by the width), which
-    one row would hide. An h sweep keeps one output column, so a tile holds 128
-    rows. Small other axes keep the programs, and so the sweep, short.
+    A w sweep keeps three output rows reading source rows 0, 0, 1: the seed's
+    defects couple rows and columns (a flat position's row comes from a
+    reciprocal multiply by the width), and a pixel pushed into the wrong row
+    then reads a different source pixel (or past the image), where an identity
+    row map would hide it. An h sweep keeps one output column, so a tile holds
+    128 rows. Small other axes keep the programs, and so the sweep, short.
     """
     if axis == "w":
-        return (1, 3, in_size, 1), (1, 2, out_size, 1)
+        return (1, 2, in_size, 1), (1, 3, out_size, 1)
     if axis == "h":
         return (1, in_size, 3, 1), (1, out_size, 1, 1)
     raise ValueError(f"sweep axis must be 'h' or 'w', got {axis!r}")

@@ -9,8 +9,9 @@ tile's first row. The two meet only in the row split of multi-row tiles
 test_exact_kernel.py::test_row_split_is_exact_for_every_narrow_width) and in the
 flat offset src_h * in_w + src_w, which is exact by construction (trace-time
 integers, on-chip values below 2**24; see the large-shape tests). The sweeps
-keep two output rows on the w axis, so the seed's row/column coupling shows,
-and one output column on the h axis, so a tile holds 128 rows.
+keep three output rows on the w axis (source rows 0, 0, 1), so the seed's
+row/column coupling shows, and one output column on the h axis, so a tile
+holds 128 rows.
 """
 
 import pytest
