@@ -17,7 +17,7 @@ import math
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .axis_maps import source_indices
-from .exact import CHUNK_BYTES, EXACT_LIMIT, _check_exact_limits
+from .exact import CHUNK_BYTES, check_exact_limits, multi_row_tiles
 from .helpers import floor_nisa_kernel
 from .resize import check_resize_shapes
 
@@ -61,7 +61,7 @@ def resize_nearest_batched_kernel(data_tensor, out_shape):
     """
     name = "resize_nearest_batched_kernel"
     check_resize_shapes(name, data_tensor.shape, out_shape)
-    _check_exact_limits(name, data_tensor.shape, out_shape)
+    check_exact_limits(name, data_tensor.shape, out_shape)
     in_b, in_h, in_w, in_c = data_tensor.shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")
@@ -85,9 +85,9 @@ def resize_nearest_batched_kernel(data_tensor, out_shape):
                 nisa.dma_copy(dst=out_view.ap(pattern=[[out_c, n], [1, cc]],
                                               offset=(b * out_seqlen + dst_pixel) * out_c + c0), src=tile)
 
-    rows = pmax // out_w
-    row_tiles = [(oh0, min(rows, out_h - oh0)) for oh0 in range(0, out_h, max(rows, 1))]
-    if rows >= 2 and all((src_h[oh0 + r - 1] - src_h[oh0] + 1) * in_w < EXACT_LIMIT for oh0, r in row_tiles):
+    tiling = multi_row_tiles(src_h, in_w, out_w)
+    if tiling is not None:
+        rows, row_tiles = tiling
         load_indices = _row_tile_indices(rows, len(row_tiles), in_h, in_w, out_h, out_w)
         for t in nl.affine_range(len(row_tiles)):
             oh0, nrows = row_tiles[t]

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..nki import isa as nisa
 from ..nki import language as nl
+from .axis_maps import source_indices
 from .helpers import floor_nisa_kernel
 from .resize import check_resize_shapes
 
@@ -25,12 +24,7 @@ ADDRESS_LIMIT = 1 << 31  # flat element addresses must fit an int32 DMA offset
 CHUNK_BYTES = 64 * 1024  # channels per DMA are split so that a tile takes at most this per partition
 
 
-def f32_source_index(dst: int, scale: float) -> int:
-    """floor(float32(dst) * float32(scale)): the engines' arithmetic, done at trace time."""
-    return int(np.floor(np.float32(dst) * np.float32(scale)))
-
-
-def _check_exact_limits(kernel_name, data_shape, out_shape):
+def check_exact_limits(kernel_name, data_shape, out_shape):
     for d in (*data_shape[1:3], *out_shape[1:3]):
         if d >= EXACT_LIMIT:
             raise ValueError(f"{kernel_name} requires heights and widths below 2**24, got {tuple(data_shape)} -> "
@@ -68,13 +62,13 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
     """
     name = "resize_nearest_exact_kernel"
     check_resize_shapes(name, data_tensor.shape, out_shape)
-    _check_exact_limits(name, data_tensor.shape, out_shape)
+    check_exact_limits(name, data_tensor.shape, out_shape)
     in_b, in_h, in_w, in_c = data_tensor.shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")
 
     h_scale, w_scale = 1.0 * in_h / out_h, 1.0 * in_w / out_w
-    src_h = [min(f32_source_index(oh, h_scale), in_h - 1) for oh in range(out_h)]
+    src_h = source_indices(in_h, out_h).tolist()
     in_seqlen, out_seqlen = in_h * in_w, out_h * out_w
     data_view = data_tensor.reshape((in_b * in_seqlen, in_c))
     out_view = out_tensor.reshape((out_b * out_seqlen, out_c))
@@ -93,10 +87,9 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
                 nisa.dma_copy(dst=out_view.ap(pattern=[[out_c, n], [1, cc]],
                                               offset=(b * out_seqlen + dst_pixel) * out_c + c0), src=tile)
 
-    rows = pmax // out_w
-    row_tiles = [(oh0, min(rows, out_h - oh0)) for oh0 in range(0, out_h, max(rows, 1))]
-    if rows >= 2 and all((src_h[oh0 + r - 1] - src_h[oh0] + 1) * in_w < EXACT_LIMIT for oh0, r in row_tiles):
-        _multi_row(rows, row_tiles, src_h, h_scale, w_scale, in_h, in_w, out_w, move)
+    tiling = multi_row_tiles(src_h, in_w, out_w)
+    if tiling is not None:
+        multi_row(*tiling, src_h, h_scale, w_scale, in_h, in_w, out_w, move)
     else:
         for c0 in nl.affine_range(0, out_w, pmax):
             n = min(pmax, out_w - c0)
@@ -106,7 +99,20 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
     return out_tensor
 
 
-def _multi_row(rows, row_tiles, src_h, h_scale, w_scale, in_h, in_w, out_w, move):
+def multi_row_tiles(src_h: list, in_w: int, out_w: int):
+    """(rows per tile, [(first row, rows)]) when tiles of whole output rows work, else None.
+
+    They work when a 128-partition tile holds at least two rows and every tile's
+    on-chip index (row difference * in_w + column) stays below 2**24.
+    """
+    rows = nl.tile_size.pmax // out_w
+    tiles = [(oh0, min(rows, len(src_h) - oh0)) for oh0 in range(0, len(src_h), max(rows, 1))]
+    if rows >= 2 and all((src_h[oh0 + r - 1] - src_h[oh0] + 1) * in_w < EXACT_LIMIT for oh0, r in tiles):
+        return rows, tiles
+    return None
+
+
+def multi_row(rows, row_tiles, src_h, h_scale, w_scale, in_h, in_w, out_w, move):
     """Tiles of whole rows: partition i is pixel (r, ow) = divmod(i, out_w) of the tile's rows."""
     n_max = rows * out_w
     i = nl.ndarray((n_max, 1), dtype=nl.int32, name="tile_pos")

@@ -17,7 +17,8 @@ import math
 
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .exact import EXACT_LIMIT, _check_exact_limits, _multi_row, f32_source_index
+from .axis_maps import source_indices
+from .exact import check_exact_limits, multi_row, multi_row_tiles
 from .helpers import floor_nisa_kernel
 
 #: dtypes a gradient may have; the sums are float32 for all of them.
@@ -64,7 +65,7 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
     if dy_tensor.dtype not in GRAD_DTYPES:
         raise TypeError(f"{name} requires dy of dtype float32, float16 or bfloat16, got {dy_tensor.dtype}; "
                         f"a gradient is a sum of real values")
-    _check_exact_limits(name, in_shape, dy_tensor.shape)
+    check_exact_limits(name, in_shape, dy_tensor.shape)
     in_b, in_h, in_w, c = in_shape
     _, out_h, out_w, _ = dy_tensor.shape
     dtype = dy_tensor.dtype
@@ -76,7 +77,6 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
     dy_view = dy_tensor.reshape((in_b * out_seqlen, c))
     chunk = min(c, CHUNK_BYTES // 4)
     chunks = [(c0, min(chunk, c - c0)) for c0 in range(0, c, chunk)]
-    pmax = nl.tile_size.pmax
 
     _zero(acc, math.prod(in_shape))
 
@@ -97,11 +97,10 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
                               src=tile, dst_rmw_op=nl.add)
 
     h_scale, w_scale = 1.0 * in_h / out_h, 1.0 * in_w / out_w
-    src_h = [min(f32_source_index(oh, h_scale), in_h - 1) for oh in range(out_h)]
-    rows = pmax // out_w
-    row_tiles = [(oh0, min(rows, out_h - oh0)) for oh0 in range(0, out_h, max(rows, 1))]
-    if rows >= 2 and all((src_h[oh0 + r - 1] - src_h[oh0] + 1) * in_w < EXACT_LIMIT for oh0, r in row_tiles):
-        _multi_row(rows, row_tiles, src_h, h_scale, w_scale, in_h, in_w, out_w, move)
+    src_h = source_indices(in_h, out_h).tolist()
+    tiling = multi_row_tiles(src_h, in_w, out_w)
+    if tiling is not None:
+        multi_row(*tiling, src_h, h_scale, w_scale, in_h, in_w, out_w, move)
     else:
         _wide_rows(src_h, w_scale, in_w, out_h, out_w, move)
 

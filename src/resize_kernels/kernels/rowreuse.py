@@ -15,7 +15,7 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .axis_maps import row_runs, source_indices, split_by
 from .batched import source_columns
-from .exact import CHUNK_BYTES, _check_exact_limits
+from .exact import CHUNK_BYTES, check_exact_limits
 from .resize import check_resize_shapes
 from .strided import broadcast_pairs, partition_pieces
 
@@ -44,7 +44,7 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
     """
     name = "resize_nearest_row_reuse_kernel"
     check_resize_shapes(name, data_tensor.shape, out_shape)
-    _check_exact_limits(name, data_tensor.shape, out_shape)
+    check_exact_limits(name, data_tensor.shape, out_shape)
     in_b, in_h, in_w, in_c = data_tensor.shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")

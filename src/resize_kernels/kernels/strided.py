@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .axis_maps import integer_ratio
-from .exact import CHUNK_BYTES, _check_exact_limits
+from .exact import CHUNK_BYTES, check_exact_limits
 from .resize import check_resize_shapes
 
 
@@ -67,7 +67,7 @@ def resize_nearest_strided_kernel(data_tensor, out_shape):
     """
     name = "resize_nearest_strided_kernel"
     check_resize_shapes(name, data_tensor.shape, out_shape)
-    _check_exact_limits(name, data_tensor.shape, out_shape)
+    check_exact_limits(name, data_tensor.shape, out_shape)
     in_b, in_h, in_w, in_c = data_tensor.shape
     out_b, out_h, out_w, out_c = out_shape
     ratios = integer_ratios((in_h, in_w), (out_h, out_w))
