@@ -50,6 +50,19 @@ def _check_nhwc(x, what, allowed=None):
     dtypes.as_dtype(x.dtype, what)
 
 
+def check_shape_pair(what: str, in_shape, out_shape) -> tuple[tuple, tuple]:
+    """The NHWC input and output shapes of one resize as int tuples; ValueError unless they are four
+    positive integers each with equal batch and channels."""
+    for name, s in (("in_shape", in_shape), ("out_shape", out_shape)):
+        if not isinstance(s, (tuple, list)) or len(s) != 4 or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in s):
+            raise ValueError(f"{what} requires {name} as four positive integers (N, H, W, C), got {s!r}")
+    if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
+        raise ValueError(f"{what} requires equal batch and channels in and out (a resize changes only H and W), "
+                         f"got {tuple(in_shape)} -> {tuple(out_shape)}")
+    return tuple(map(int, in_shape)), tuple(map(int, out_shape))
+
+
 def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None) -> Program:
     """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``."""
     return _program(tuple(in_shape), tuple(out_hw), dtypes.as_dtype(dtype, "trace_resize"), kernel_name(kernel))

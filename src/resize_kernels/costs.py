@@ -7,24 +7,9 @@ from design/HARDWARE.md, not measured.
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import semantics
-from .api import kernel_name, trace_resize
+from .api import check_shape_pair, kernel_name, trace_resize
 from .machine.cost import CostReport, program_cost, target_params
-
-
-def _check_shapes(in_shape, out_shape) -> tuple[tuple, tuple]:
-    for name, s in (("in_shape", in_shape), ("out_shape", out_shape)):
-        if not isinstance(s, (tuple, list)) or len(s) != 4 or not all(
-                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in s):
-            raise ValueError(f"cost requires {name} as four positive integers (N, H, W, C), got {s!r}")
-    if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
-        raise ValueError(f"cost requires equal batch and channels in and out (a resize changes only H and W), "
-                         f"got {tuple(in_shape)} -> {tuple(out_shape)}")
-    for i, o in zip(in_shape[1:3], out_shape[1:3]):
-        semantics.check_axis(i, o, "cost")
-    return tuple(map(int, in_shape)), tuple(map(int, out_shape))
 
 
 def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", dtype="float32") -> CostReport:
@@ -35,7 +20,9 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     the rest of ``machine.cost.CostReport``; ``str(report)`` is readable.
     """
     target_params(target)
-    in_shape, out_shape = _check_shapes(in_shape, out_shape)
+    in_shape, out_shape = check_shape_pair("cost", in_shape, out_shape)
+    for i, o in zip(in_shape[1:3], out_shape[1:3]):
+        semantics.check_axis(i, o, "cost")
     name = kernel_name(kernel)
     program = trace_resize(in_shape, out_shape[1:3], dtype, name)
     shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))

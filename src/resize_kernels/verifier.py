@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import semantics
-from .api import kernel_name, trace_resize
+from .api import check_shape_pair, kernel_name, trace_resize
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
@@ -49,24 +49,14 @@ class VerifyReport:
         return "\n".join(lines)
 
 
-def _check_shapes(in_shape, out_shape):
-    for name, s in (("in_shape", in_shape), ("out_shape", out_shape)):
-        if not isinstance(s, (tuple, list)) or len(s) != 4 or not all(
-                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in s):
-            raise ValueError(f"verify requires {name} as four positive integers (N, H, W, C), got {s!r}")
-    if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
-        raise ValueError(f"verify requires equal batch and channels in and out, got {tuple(in_shape)} -> "
-                         f"{tuple(out_shape)}")
-    if math.prod(in_shape) >= 1 << 31:
-        raise ValueError(f"verify labels every input element with an int32, so it requires fewer than 2**31 "
-                         f"input elements, got {tuple(in_shape)}; verify with one channel (the map does not depend "
-                         f"on channels)")
-
-
 def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` against the reference."""
-    _check_shapes(in_shape, out_shape)
-    in_shape, out_shape, name = tuple(map(int, in_shape)), tuple(map(int, out_shape)), kernel_name(kernel)
+    in_shape, out_shape = check_shape_pair("verify", in_shape, out_shape)
+    if math.prod(in_shape) >= 1 << 31:
+        raise ValueError(f"verify labels every input element with an int32, so it requires fewer than 2**31 "
+                         f"input elements, got {in_shape}; verify with one channel (the map does not depend "
+                         f"on channels)")
+    name = kernel_name(kernel)
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)

@@ -17,7 +17,7 @@ import math
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .axis_maps import source_indices
-from .exact import CHUNK_BYTES, check_exact_limits, multi_row_tiles
+from .exact import CHUNK_BYTES, check_exact_limits, gather_store, multi_row_tiles
 from .helpers import floor_nisa_kernel
 from .resize import check_resize_shapes
 
@@ -73,17 +73,7 @@ def resize_nearest_batched_kernel(data_tensor, out_shape):
     chunk = max(1, min(in_c, CHUNK_BYTES // data_tensor.dtype.itemsize))
     pmax = nl.tile_size.pmax
 
-    def move(n, load_indices, src_pixel, dst_pixel):
-        """Gather n pixels (source pixel src_pixel + load_indices[i]) and store them from dst_pixel on."""
-        for b in nl.affine_range(in_b):
-            for c0 in nl.affine_range(0, in_c, chunk):
-                cc = min(chunk, in_c - c0)
-                tile = nl.ndarray((n, cc), dtype=data_tensor.dtype, name="loaded_tile_sbuf")
-                nisa.dma_copy(dst=tile, src=data_view.ap(
-                    pattern=[[in_c, n], [1, cc]], offset=(b * in_seqlen + src_pixel) * in_c + c0,
-                    vector_offset=load_indices, indirect_dim=0))
-                nisa.dma_copy(dst=out_view.ap(pattern=[[out_c, n], [1, cc]],
-                                              offset=(b * out_seqlen + dst_pixel) * out_c + c0), src=tile)
+    move = gather_store(data_view, out_view, in_b, chunk)
 
     tiling = multi_row_tiles(src_h, in_w, out_w)
     if tiling is not None:

@@ -75,17 +75,7 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
     chunk = max(1, min(in_c, CHUNK_BYTES // data_tensor.dtype.itemsize))
     pmax = nl.tile_size.pmax
 
-    def move(n, load_indices, src_pixel, dst_pixel):
-        """Gather n pixels (source pixel src_pixel + load_indices[i]) and store them from dst_pixel on."""
-        for b in nl.affine_range(in_b):
-            for c0 in nl.affine_range(0, in_c, chunk):
-                cc = min(chunk, in_c - c0)
-                tile = nl.ndarray((n, cc), dtype=data_tensor.dtype, name="loaded_tile_sbuf")
-                nisa.dma_copy(dst=tile, src=data_view.ap(
-                    pattern=[[in_c, n], [1, cc]], offset=(b * in_seqlen + src_pixel) * in_c + c0,
-                    vector_offset=load_indices, indirect_dim=0))
-                nisa.dma_copy(dst=out_view.ap(pattern=[[out_c, n], [1, cc]],
-                                              offset=(b * out_seqlen + dst_pixel) * out_c + c0), src=tile)
+    move = gather_store(data_view, out_view, in_b, chunk)
 
     tiling = multi_row_tiles(src_h, in_w, out_w)
     if tiling is not None:
@@ -97,6 +87,30 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
             for oh in range(out_h):
                 move(n, src_w, src_h[oh] * in_w, oh * out_w + c0)
     return out_tensor
+
+
+def gather_store(data_view, out_view, batches: int, chunk: int):
+    """The data movement of the row-tiled kernels: ``move(n, load_indices, src_pixel, dst_pixel)``.
+
+    ``data_view`` and ``out_view`` are the (batches * pixels, channels) views of
+    input and output. Per batch and channel chunk, move gathers n pixels (source
+    pixel src_pixel + load_indices[i]) into one tile and stores them as the dense
+    run of output pixels from dst_pixel on: one indirect gather, one strided store.
+    """
+    (in_rows, in_c), (out_rows, out_c) = data_view.shape, out_view.shape
+    in_seqlen, out_seqlen = in_rows // batches, out_rows // batches
+
+    def move(n, load_indices, src_pixel, dst_pixel):
+        for b in nl.affine_range(batches):
+            for c0 in nl.affine_range(0, in_c, chunk):
+                cc = min(chunk, in_c - c0)
+                tile = nl.ndarray((n, cc), dtype=data_view.dtype, name="loaded_tile_sbuf")
+                nisa.dma_copy(dst=tile, src=data_view.ap(
+                    pattern=[[in_c, n], [1, cc]], offset=(b * in_seqlen + src_pixel) * in_c + c0,
+                    vector_offset=load_indices, indirect_dim=0))
+                nisa.dma_copy(dst=out_view.ap(pattern=[[out_c, n], [1, cc]],
+                                              offset=(b * out_seqlen + dst_pixel) * out_c + c0), src=tile)
+    return move
 
 
 def multi_row_tiles(src_h: list, in_w: int, out_w: int):
