@@ -300,7 +300,7 @@ class Program:
             f"program {self.name}: {len(self.instructions)} instructions",
             "  by kind:   " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts().items())),
             "  by engine: " + ", ".join(f"{k} {v}" for k, v in sorted(by_engine.items())),
-            f"  DMAs:      {len(dmas)} ({indirect} indirect gathers), {sum(d.nbytes for d in dmas):,} bytes",
+            f"  DMAs:      {len(dmas)} ({indirect} indirect: gathers or scatters), {sum(d.nbytes for d in dmas):,} bytes",
             f"  SBUF:      {self.sbuf_high_water:,} of {self.sbuf_partition_bytes:,} bytes per partition at most",
         ]
         return "\n".join(lines)
