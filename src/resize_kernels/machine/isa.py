@@ -196,11 +196,16 @@ class DmaCopy(Instruction):
         if self.dst.indirect_dim is not None:
             raise ValueError(f"{where}: dma_copy supports an indirect source (gather) only, got an indirect "
                              f"destination {self.dst.describe()}")
+        self._check_moves_bits(where, "dma_copy")
+
+    def _check_moves_bits(self, where: str, what: str) -> None:
+        """A DMA moves bits: one dtype and one shape on both sides."""
         if self.src.dtype != self.dst.dtype:
-            raise ValueError(f"{where}: dma_copy moves bits and cannot cast: source {self.src.describe()} is "
-                             f"{self.src.dtype}, destination {self.dst.describe()} is {self.dst.dtype}")
+            raise ValueError(f"{where}: {what} moves bits and cannot cast, so it needs one dtype on both sides: "
+                             f"source {self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} "
+                             f"is {self.dst.dtype}; cast the tile with tensor_copy first")
         if self.src.shape != self.dst.shape:
-            raise ValueError(f"{where}: dma_copy requires source and destination of one shape, got "
+            raise ValueError(f"{where}: {what} requires source and destination of one shape, got "
                              f"{self.src.shape} from {self.src.describe()} and {self.dst.shape} "
                              f"to {self.dst.describe()}")
 
@@ -254,14 +259,7 @@ class DmaCopyAdd(DmaCopy):
         if self.src.indirect_dim is not None:
             raise ValueError(f"{where}: dma_copy with dst_rmw_op takes a direct source, got the gather "
                              f"{self.src.describe()}; gather into a tile first")
-        if self.src.dtype != self.dst.dtype:
-            raise ValueError(f"{where}: dma_copy with dst_rmw_op needs one dtype on both sides: source "
-                             f"{self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} is "
-                             f"{self.dst.dtype}; cast the tile with tensor_copy first")
-        if self.src.shape != self.dst.shape:
-            raise ValueError(f"{where}: dma_copy with dst_rmw_op requires source and destination of one shape, "
-                             f"got {self.src.shape} from {self.src.describe()} and {self.dst.shape} "
-                             f"to {self.dst.describe()}")
+        self._check_moves_bits(where, "dma_copy with dst_rmw_op")
 
     def operands_text(self):
         return f"{self.dst.describe()} + {self.src.describe()}"
