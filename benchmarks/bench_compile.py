@@ -8,12 +8,11 @@ same NCHW input with one thread, and the ratios against it.
 """
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from timing import median_time
 
 from resize_kernels.compiler.codegen import codegen
 from resize_kernels.compiler.hlo import parse_hlo_module
@@ -23,15 +22,6 @@ from resize_kernels.compiler.registry import with_forward_kernel
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sd2_upsample_torch_xla.hlo"
 
 
-def median_time(fn, repeat, setup=lambda: None):
-    """Median seconds of fn(setup()) over `repeat` runs; setup is not timed."""
-    times = []
-    for _ in range(repeat):
-        arg = setup()
-        t0 = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():
@@ -44,20 +34,20 @@ def main():
     text = args.file.read_text()
     registry = with_forward_kernel(args.kernel)
 
-    parse_s = median_time(lambda _: parse_hlo_module(text), args.repeat)
+    parse_s = median_time(lambda: parse_hlo_module(text), args.repeat)
     passes_s = median_time(run_passes, args.repeat, setup=lambda: parse_hlo_module(text))
     lowered = run_passes(parse_hlo_module(text))
-    trace_s = median_time(lambda _: codegen(lowered, registry), args.repeat)
-    compile_s = median_time(lambda _: compile_hlo(text, args.kernel), args.repeat)
+    trace_s = median_time(lambda: codegen(lowered, registry), args.repeat)
+    compile_s = median_time(lambda: compile_hlo(text, args.kernel), args.repeat)
 
     compiled = compile_hlo(text, args.kernel)
     (param,) = compiled.module.entry.parameters
     x = np.random.default_rng(0).standard_normal(param.shape.dims).astype(param.shape.numpy_dtype)
     first_s = median_time(lambda module: module(x), args.repeat, setup=lambda: compile_hlo(text, args.kernel))
-    cached_s = median_time(lambda _: compiled(x), args.repeat)
+    cached_s = median_time(lambda: compiled(x), args.repeat)
     out_hw = compiled.module.entry.root.results[0].access_shape[2:]
     xt = torch.from_numpy(x)
-    torch_s = median_time(lambda _: torch.nn.functional.interpolate(xt, size=out_hw, mode="nearest"), args.repeat)
+    torch_s = median_time(lambda: torch.nn.functional.interpolate(xt, size=out_hw, mode="nearest"), args.repeat)
 
     (program,) = compiled.programs.values()
     print(f"{args.file.name}: {list(param.shape.dims)} -> {list(out_hw)}, kernel {program.name} "

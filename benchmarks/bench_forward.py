@@ -9,11 +9,11 @@ the large map.
 """
 
 import argparse
-import statistics
 import time
 
 import numpy as np
 import torch
+from timing import median_time
 
 import resize_kernels as rk
 from resize_kernels import api
@@ -21,13 +21,6 @@ from resize_kernels import api
 SHAPES = [("SD2 upsample", (10, 30, 20, 1280), (59, 38), 1.5), ("large map", (1, 512, 512, 64), (1024, 1024), 3.0)]
 
 
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def bench(what, in_shape, out_hw, goal, kernel, repeat):

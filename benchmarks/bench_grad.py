@@ -7,23 +7,16 @@ the ratio. Times are medians of --repeat runs. Both results are checked equal.
 """
 
 import argparse
-import statistics
 import time
 
 import numpy as np
 import torch
+from timing import median_time
 
 import resize_kernels as rk
 from resize_kernels import api
 
 
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():
