@@ -29,8 +29,8 @@ def main():
     in_hw, dy_shape = (30, 20), (args.batch, 59, 38, 1280)
     dy = np.random.default_rng(0).standard_normal(dy_shape, dtype=np.float32)
 
-    api._grad_program.cache_clear()
-    api.grad_executable.cache_clear()
+    api._program.cache_clear()
+    api.executable.cache_clear()
     t0 = time.perf_counter()
     program = api.trace_resize_grad(dy_shape, in_hw)
     trace_s = time.perf_counter() - t0

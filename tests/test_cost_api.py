@@ -36,7 +36,7 @@ def test_default_kernel_and_trn2():
     (((1, 8, 8, 4), (1, 16, 16, 4)), {"target": "inf9"}, "no target 'inf9'; choose one of 'trn1', 'trn2'"),
     (((1, 8, 8, 4), (1, 16, 16, 4)), {"kernel": "fast?"}, "no kernel 'fast\\?'"),
     (((8, 8, 4), (1, 16, 16, 4)), {}, "in_shape as four positive integers"),
-    (((1, 8, 8, 4), (1, 16, 0, 4)), {}, "out_shape as four positive integers"),
+    (((1, 8, 8, 4), (1, 16, 0, 4)), {}, "positive sizes, got output size 0"),
     (((1, 8, 8, 4), (1, 16, 16, 5)), {}, "equal batch and channels"),
 ])
 def test_bad_inputs_say_what_to_change(args, kwargs, match):

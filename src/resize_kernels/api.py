@@ -1,4 +1,9 @@
-"""The public entry points: resize on the simulated NeuronCore, with traced Programs cached."""
+"""The public entry points: resize, its gradient, their Programs and modelled cost; traced Programs cached.
+
+Each entry point checks its arguments against the op's one contract
+(``contract.py``), picks a kernel variant by name and runs or costs its
+Program; the forward op and its gradient share every step (``_OPS``).
+"""
 
 from __future__ import annotations
 
@@ -6,35 +11,37 @@ import functools
 
 import numpy as np
 
-from . import semantics
-from .kernels import DEFAULT_FORWARD, FORWARD_KERNELS
-from .kernels import GRAD_KERNELS
+from . import contract, semantics
+from .compiler.hlo import Shape, custom_call_module
+from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
-from .compiler.pipeline import CompiledModule, compile_hlo
-from .machine import dtypes
+from .compiler.pipeline import compile_module
+from .kernels import DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_KERNELS
+from .machine.cost import CostReport, program_cost, target_params
 from .machine.isa import Program
 from .machine.simulator import Executable
 from .nki import TensorSpec, trace
+from .runtime import LoadedModule, load
+
+#: op -> (its kernels by variant name, the default variant, the keyword the kernel takes the other shape by)
+_OPS = {"resize_nearest": (FORWARD_KERNELS, DEFAULT_FORWARD, "out_shape"),
+        "resize_nearest_grad": (GRAD_KERNELS, DEFAULT_GRAD, "in_shape")}
 
 
-def kernel_name(kernel: str | None) -> str:
-    """The registered forward kernel variant ``kernel`` names (None: the default)."""
-    name = DEFAULT_FORWARD if kernel is None else kernel
-    if name not in FORWARD_KERNELS:
-        raise ValueError(f"resize_nearest has no kernel {kernel!r}; choose one of {', '.join(map(repr, FORWARD_KERNELS))}")
+def kernel_variant(op: str, kernel: str | None, also: tuple = ()) -> str:
+    """The registered kernel variant of ``op`` ("resize_nearest" or "resize_nearest_grad") that ``kernel`` names.
+
+    ``also``: other names the caller accepts, listed among the choices in the error.
+    """
+    kernels, default, _ = _OPS[op]
+    name = default if kernel is None else kernel
+    if not isinstance(name, str) or name not in kernels:
+        raise ValueError(f"{op} has no kernel {kernel!r}; choose one of {', '.join(map(repr, [*kernels, *also]))}")
     return name
 
 
-def _check_size(size, in_hw, what):
-    if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise TypeError(f"{what} requires the output size as a pair (height, width), got {size!r}")
-    for i, o in zip(in_hw, size):
-        semantics.check_axis(i, o, what)
-    return int(size[0]), int(size[1])
-
-
-def _check_nhwc(x, what, allowed=None):
-    """x is a numpy NHWC array of a machine dtype (of a dtype named in ``allowed``, if given)."""
+def _check_array(x, what: str) -> None:
+    """x is a numpy array of rank 4 (its shape and dtype are then the contract's business)."""
     if not isinstance(x, np.ndarray):
         hint = "; convert a torch tensor with .numpy() (or use resize_kernels.frontends.torch)" \
             if type(x).__module__.startswith("torch") else ""
@@ -42,42 +49,50 @@ def _check_nhwc(x, what, allowed=None):
     if x.ndim != 4:
         raise ValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
                          f"got shape {x.shape}")
-    if x.shape[0] == 0 or x.shape[3] == 0:
-        raise ValueError(f"{what} requires at least one batch and one channel, got shape {x.shape}")
-    if allowed is not None and x.dtype.name not in allowed:
-        hint = "cast it with .astype(np.float32)" if x.dtype.kind in "fc" else "a gradient is real-valued"
-        raise TypeError(f"{what} requires an array of dtype {', '.join(allowed)}, got {x.dtype}; {hint}")
-    dtypes.as_dtype(x.dtype, what)
 
 
-def check_shape_pair(what: str, in_shape, out_shape) -> tuple[tuple, tuple]:
-    """The NHWC input and output shapes of one resize as int tuples; ValueError unless they are four
-    positive integers each with equal batch and channels."""
-    for name, s in (("in_shape", in_shape), ("out_shape", out_shape)):
-        if not isinstance(s, (tuple, list)) or len(s) != 4 or not all(
-                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in s):
-            raise ValueError(f"{what} requires {name} as four positive integers (N, H, W, C), got {s!r}")
-    if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
-        raise ValueError(f"{what} requires equal batch and channels in and out (a resize changes only H and W), "
-                         f"got {tuple(in_shape)} -> {tuple(out_shape)}")
-    return tuple(map(int, in_shape)), tuple(map(int, out_shape))
+def _shapes(op: str, shape, size) -> tuple[tuple, tuple]:
+    """(shape, the other side's full NHWC shape) of ``op`` on a tensor of ``shape`` with the size argument ``size``.
+
+    For the forward op ``size`` is the output's (height, width); for the
+    gradient it is the forward input's.
+    """
+    whose, names = ("output", "height, width") if op == "resize_nearest" else ("forward input", "in_h, in_w")
+    h, w = contract.size_pair(op, size, whose, names)
+    other = (shape[0], h, w, shape[3]) if len(shape) == 4 else None
+    if op == "resize_nearest":
+        return contract.resize_shapes(op, shape, other)
+    return contract.grad_shapes(op, shape, other)
+
+
+def _dtype(op: str, dtype) -> np.dtype:
+    return contract.resize_dtype(op, dtype) if op == "resize_nearest" else contract.grad_dtype(op, dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _program(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Program:
+    kernels, _, keyword = _OPS[op]
+    return trace(kernels[name], TensorSpec(shape, dtype), **{keyword: other})
+
+
+@functools.lru_cache(maxsize=64)
+def executable(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Executable:
+    """The cached, prepared Program of ``op``'s kernel variant ``name`` for these shapes and dtype."""
+    return Executable(_program(op, shape, other, dtype, name))
 
 
 def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None) -> Program:
     """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``."""
-    return _program(tuple(in_shape), tuple(out_hw), dtypes.as_dtype(dtype, "trace_resize"), kernel_name(kernel))
+    shape, other = _shapes("resize_nearest", in_shape, out_hw)
+    return _program("resize_nearest", shape, other, _dtype("resize_nearest", dtype),
+                    kernel_variant("resize_nearest", kernel))
 
 
-@functools.lru_cache(maxsize=64)
-def _program(in_shape, out_hw, dtype, name) -> Program:
-    n, _, _, c = in_shape
-    return trace(FORWARD_KERNELS[name], TensorSpec(in_shape, dtype), out_shape=(n, *out_hw, c))
-
-
-@functools.lru_cache(maxsize=64)
-def resize_executable(in_shape, out_hw, dtype, name: str) -> Executable:
-    """The cached, prepared Program of kernel variant ``name`` for this shape and dtype."""
-    return Executable(_program(in_shape, out_hw, np.dtype(dtype), name))
+def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None) -> Program:
+    """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``."""
+    shape, other = _shapes("resize_nearest_grad", dy_shape, in_hw)
+    return _program("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype),
+                    kernel_variant("resize_nearest_grad", kernel))
 
 
 def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
@@ -87,9 +102,10 @@ def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray
     floor) for the default kernel; ``kernel="seed"`` runs the seed's lowered kernel
     as written. The kernel is traced once per (shape, size, dtype, kernel) and cached.
     """
-    _check_nhwc(x, "resize_nearest")
-    out_hw = _check_size(size, x.shape[1:3], "resize_nearest")
-    return resize_executable(x.shape, out_hw, x.dtype, kernel_name(kernel)).run([x])[0]
+    op = "resize_nearest"
+    _check_array(x, op)
+    shape, other = _shapes(op, x.shape, size)
+    return executable(op, shape, other, _dtype(op, x.dtype), kernel_variant(op, kernel)).run([x])[0]
 
 
 def index_map(in_hw, out_hw) -> np.ndarray:
@@ -97,42 +113,23 @@ def index_map(in_hw, out_hw) -> np.ndarray:
     return semantics.index_map(in_hw, out_hw)
 
 
+def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", dtype="float32") -> CostReport:
+    """Modelled cost of resizing NHWC ``in_shape`` to ``out_shape`` with ``kernel`` (None: the default) on ``target``.
+
+    ``target`` is "trn1" (NeuronCore-v2) or "trn2" (v3). The report gives
+    ``modelled_us``, ``instructions`` by engine, ``dma_count``, ``dma_bytes`` and
+    the rest of ``machine.cost.CostReport``; ``str(report)`` is readable. Every
+    time in it is modelled, not measured.
+    """
+    target_params(target)
+    in_shape, out_shape = contract.resize_shapes("cost", in_shape, out_shape)
+    name = kernel_variant("resize_nearest", kernel)
+    program = trace_resize(in_shape, out_shape[1:3], dtype, name)
+    shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
+    return program_cost(program, target, label=f"kernel {name!r}, {shapes} {dtype}")
+
+
 # -- the gradient ---------------------------------------------------------------------------------
-
-def grad_kernel_name(kernel: str | None) -> str:
-    """The registered gradient kernel ``kernel`` names (None: "general", which handles every ratio)."""
-    name = "general" if kernel is None else kernel
-    if name not in GRAD_KERNELS:
-        raise ValueError(f"resize_nearest_grad has no kernel {kernel!r}; choose one of "
-                         f"{', '.join(map(repr, GRAD_KERNELS))}")
-    return name
-
-
-def _check_grad_size(size, dy_hw):
-    if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise TypeError(f"resize_nearest_grad requires the forward input size as a pair (in_h, in_w), got {size!r}")
-    for i, o in zip(size, dy_hw):
-        semantics.check_axis(i, o, "resize_nearest_grad")
-    return int(size[0]), int(size[1])
-
-
-def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None) -> Program:
-    """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``."""
-    dtype = dtypes.as_dtype(dtype, "trace_resize_grad")
-    return _grad_program(tuple(dy_shape), tuple(in_hw), dtype, grad_kernel_name(kernel))
-
-
-@functools.lru_cache(maxsize=64)
-def _grad_program(dy_shape, in_hw, dtype, name) -> Program:
-    n, _, _, c = dy_shape
-    return trace(GRAD_KERNELS[name], TensorSpec(dy_shape, dtype), in_shape=(n, *in_hw, c))
-
-
-@functools.lru_cache(maxsize=64)
-def grad_executable(dy_shape, in_hw, dtype, name: str) -> Executable:
-    """The cached, prepared Program of gradient kernel ``name`` for this shape and dtype."""
-    return Executable(_grad_program(dy_shape, in_hw, np.dtype(dtype), name))
-
 
 #: resize_nearest_grad's integer path: the compiler's reduce-window, for block ratios (not a kernel).
 REDUCE_WINDOW = "reduce_window"
@@ -147,35 +144,48 @@ def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.n
     the mean) of dy over the output pixels that copied it, summed in float32 in
     the order ``semantics.resize_nearest_grad_reference`` specifies.
     ``kernel``: "reduce_window" runs the compiler's integer path (a one-call
-    HLO module whose ResizeNearestGrad canonicalizes to reduce-window), which
+    module whose ResizeNearestGrad canonicalizes to reduce-window), which
     requires block ratios: each axis of dy k times the input's, with the
     float32 forward map ``o // k``; "general" (kernels.GRAD_KERNELS) forces the
     gradient kernel, for any ratio; None picks "reduce_window" for block
     ratios, else "general". Both agree with the reference bit for bit. Modules
     and Programs are built once per (shape, size, dtype, path) and cached.
     """
-    _check_nhwc(dy, "resize_nearest_grad", allowed=semantics.GRAD_DTYPES)
-    in_hw = _check_grad_size(size, dy.shape[1:3])
-    if kernel not in (None, REDUCE_WINDOW, *GRAD_KERNELS):
-        raise ValueError(f"resize_nearest_grad has no kernel {kernel!r}; choose one of "
-                         f"{', '.join(map(repr, [*GRAD_KERNELS, REDUCE_WINDOW]))}")
-    blocks = block_factors(dy.shape[1:3], in_hw) is not None
+    op = "resize_nearest_grad"
+    _check_array(dy, op)
+    shape, other = _shapes(op, dy.shape, size)
+    dtype = _dtype(op, dy.dtype)
+    blocks = block_factors(shape[1:3], other[1:3]) is not None
     if kernel == REDUCE_WINDOW and not blocks:
         raise ValueError(f"resize_nearest_grad kernel='reduce_window' requires dy's height and width to be integer "
                          f"multiples k of the input's whose float32 forward map is o // k, got dy "
-                         f"{dy.shape[1:3]} for input {in_hw}; use kernel='general' (or None) for this ratio")
+                         f"{shape[1:3]} for input {other[1:3]}; use kernel='general' (or None) for this ratio")
     if kernel == REDUCE_WINDOW or (kernel is None and blocks):
-        return _reduce_window_grad(dy.shape, in_hw, dy.dtype)(dy)
-    return grad_executable(dy.shape, in_hw, dy.dtype, grad_kernel_name(kernel)).run([dy])[0]
+        return _reduce_window_grad(shape, other[1:3], dtype)(dy)
+    name = kernel_variant(op, kernel, also=(REDUCE_WINDOW,))
+    return executable(op, shape, other, dtype, name).run([dy])[0]
 
 
 @functools.lru_cache(maxsize=64)
-def _reduce_window_grad(dy_shape, in_hw, dtype) -> CompiledModule:
-    """A compiled module of one ResizeNearestGrad custom-call: the compiler's own reduce-window path."""
-    element_type = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[np.dtype(dtype).name]
+def _reduce_window_grad(dy_shape, in_hw, dtype) -> LoadedModule:
+    """A loaded module of one ResizeNearestGrad custom-call: the compiler's own reduce-window path."""
     n, _, _, c = dy_shape
-    dy, dx = (",".join(map(str, shape)) for shape in (dy_shape, (n, *in_hw, c)))
-    return compile_hlo(f"HloModule resize_nearest_grad\n\nENTRY main {{\n"
-                       f"  dy = {element_type}[{dy}] parameter(0)\n"
-                       f"  ROOT dx = {element_type}[{dx}] custom-call(dy), "
-                       f'custom_call_target="ResizeNearestGrad", backend_config="\\"00\\""\n}}\n')
+    dy, dx = Shape(element_type(dtype), dy_shape), Shape(element_type(dtype), (n, *in_hw, c))
+    module = custom_call_module("ResizeNearestGrad", dy, dx, '"00"', name="resize_nearest_grad", operand="dy",
+                                result="dx")
+    return load(compile_module(module))
+
+
+# -- HLO modules ----------------------------------------------------------------------------------
+
+def compile_hlo(text: str, kernel: str | None = None, *, resize_grad_average_pool: bool = False) -> LoadedModule:
+    """Compile HLO text (either dump style) and load it: call the result on numpy arrays.
+
+    ``kernel`` picks the forward resize variant for "ResizeNearest" (None: the
+    default); ``resize_grad_average_pool=True`` lowers block-ratio
+    ResizeNearestGrad calls as the seed describes them, an average pool, NOT the
+    gradient. The result has ``.module`` (the lowered HLO), ``.programs`` (each
+    kernel's Program), ``.values(*arrays)`` and prints as the lowered module.
+    See compiler.pipeline.compile_module and runtime.load.
+    """
+    return load(compile_module(text, kernel, resize_grad_average_pool=resize_grad_average_pool))

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 
 from . import semantics
-from .api import kernel_name, resize_executable, trace_resize
-from .compiler import codegen
-from .compiler.pipeline import CodegenError, ExecutionError, HloParseError, ValidationError, compile_hlo
-from .costs import cost
+from .api import compile_hlo, cost, executable, kernel_variant, trace_resize
+from .compiler.codegen import CodegenError
+from .compiler.hlo import HloParseError
+from .compiler.passes import ValidationError
 from .kernels import FORWARD_KERNELS
 from .machine.cost import TARGETS
 from .machine.errors import MachineError
-from .runtime import random_arguments
+from .runtime import ExecutionError, random_arguments
 from .verifier import plot_failures, random_shapes, sweep, verify
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
@@ -28,7 +28,7 @@ SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
 def _demo(args) -> int:
     in_shape = (args.batch, *SD2_IN[1:])
     out_shape = (args.batch, *SD2_OUT, SD2_IN[3])
-    kernel = kernel_name(args.kernel)
+    kernel = kernel_variant("resize_nearest", args.kernel)
     print(f"Stable Diffusion 2 inpainting UNet upsample (936x624 image), kernel {kernel!r}")
     print(f"  NHWC float32 {list(in_shape)} -> {list(out_shape)}")
     x = np.random.default_rng(0).standard_normal(in_shape, dtype=np.float32)
@@ -38,11 +38,11 @@ def _demo(args) -> int:
     t1 = time.perf_counter()
     print(f"\ntraced in {t1 - t0:.3f} s\n{program.summary()}\n")
     print(program.listing(limit=args.listing))
-    executable = resize_executable(in_shape, SD2_OUT, x.dtype, kernel)
+    prepared = executable("resize_nearest", in_shape, out_shape, x.dtype, kernel)
     t2 = time.perf_counter()
-    (y,) = executable.run([x])
+    (y,) = prepared.run([x])
     t3 = time.perf_counter()
-    executable.run([x])
+    prepared.run([x])
     t4 = time.perf_counter()
     print(f"\nsimulated {len(program.instructions):,} instructions: prepared in {t2 - t1:.3f} s, "
           f"first run {t3 - t2:.3f} s, second run {t4 - t3:.3f} s")
@@ -123,7 +123,7 @@ def _compile(args) -> int:
     print(f"ran on seeded random inputs (seed {args.seed})")
     ok = True
     for inst in compiled.programs:
-        if codegen.kernel_name(inst) == "ResizeNearest":
+        if inst.kernel_name == "ResizeNearest":
             x, y = values[inst.operands[0].name], values[inst.name]
             ref = semantics.resize_nearest_reference(x, y.shape[1:3])
             same = y.dtype == ref.dtype and y.shape == ref.shape and np.array_equal(

@@ -45,6 +45,24 @@ def source_index(in_size: int, out_size: int) -> np.ndarray:
     return np.minimum(src, in_size - 1)
 
 
+def integer_ratio(in_size: int, out_size: int) -> tuple[int, int] | None:
+    """(up, down) when the float32 map is src(d) = (d // up) * down with out * down == in * up, else None.
+
+    One of up, down is 1: an integer upsample (src = d // k), an integer
+    downsample (src = d * k) or the identity, checked against the float32 map
+    itself rather than assumed from the sizes (2 -> 82 is not d // 41: output
+    41 reads source 0).
+    """
+    if out_size % in_size == 0:
+        up, down = out_size // in_size, 1
+    elif in_size % out_size == 0:
+        up, down = 1, in_size // out_size
+    else:
+        return None
+    d = np.arange(out_size, dtype=np.int64)
+    return (up, down) if np.array_equal(source_index(in_size, out_size), d // up * down) else None
+
+
 def source_index_exact(in_size: int, out_size: int) -> np.ndarray:
     """floor(d * in / out) in exact rational arithmetic (never exceeds in - 1)."""
     check_axis(in_size, out_size)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import semantics
-from .api import check_shape_pair, kernel_name, trace_resize
+from . import contract, semantics
+from .api import kernel_variant, trace_resize
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
@@ -51,12 +51,8 @@ class VerifyReport:
 
 def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` against the reference."""
-    in_shape, out_shape = check_shape_pair("verify", in_shape, out_shape)
-    if math.prod(in_shape) >= 1 << 31:
-        raise ValueError(f"verify labels every input element with an int32, so it requires fewer than 2**31 "
-                         f"input elements, got {in_shape}; verify with one channel (the map does not depend "
-                         f"on channels)")
-    name = kernel_name(kernel)
+    in_shape, out_shape = contract.resize_shapes("verify", in_shape, out_shape)  # < 2**31 elements: int32 labels
+    name = kernel_variant("resize_nearest", kernel)
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
@@ -140,7 +136,7 @@ def sweep(n: int, axis: str = "w", kernel: str | None = None, jobs: int = 1, pro
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"sweep requires a positive size bound n, got {n!r}")
     axis_shapes(axis, 1, 1)
-    name = kernel_name(kernel)
+    name = kernel_variant("resize_nearest", kernel)
     tasks = [(name, axis, i, n) for i in range(1, n + 1)]
     bar = _progress(len(tasks), f"{name}/{axis}") if progress else None
     failures = []

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import resize_kernels as rk
 from resize_kernels import semantics
 from resize_kernels.kernels import DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_exact_kernel
-from resize_kernels.kernels.exact import CHUNK_BYTES
+from resize_kernels.kernels.dma import CHUNK_BYTES
 from resize_kernels.nki import TensorSpec, trace
 from resize_kernels.verifier import verify
 

@@ -11,8 +11,8 @@ from resize_kernels.kernels import (
     DEFAULT_FORWARD, FORWARD_KERNELS, forward_kernel_for, resize_nearest_auto_kernel, resize_nearest_batched_kernel,
     resize_nearest_row_reuse_kernel, resize_nearest_strided_kernel,
 )
-from resize_kernels.kernels.axis_maps import integer_ratio
-from resize_kernels.kernels.exact import CHUNK_BYTES
+from resize_kernels.semantics import integer_ratio
+from resize_kernels.kernels.dma import CHUNK_BYTES
 from resize_kernels.nki import TensorSpec, trace
 from resize_kernels.verifier import sweep, verify
 

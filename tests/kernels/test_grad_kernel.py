@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import resize_kernels as rk
 from resize_kernels import api, semantics
 from resize_kernels.kernels import GRAD_KERNELS, grad, resize_nearest_grad_kernel
+from resize_kernels.kernels.dma import CHUNK_BYTES
 from resize_kernels.machine.memory import DEFAULT_SBUF_PARTITION_BYTES
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import TensorSpec, trace
@@ -101,10 +102,11 @@ def test_column_groups_cover_every_tile(rng, monkeypatch):
 
 
 def test_channels_beyond_one_chunk_are_split(rng):
-    c = grad.CHUNK_BYTES // 4 + 3
+    chunk = CHUNK_BYTES // 8  # channels per DMA: a float32 dy tile and the one it widens fit CHUNK_BYTES
+    c = chunk + 3
     dy = small_ints(rng, (1, 3, 2, c), ml_dtypes.bfloat16)
     program = api.trace_resize_grad(dy.shape, (2, 3), dy.dtype)
-    assert all(d.dst.shape[1] <= grad.CHUNK_BYTES // 4 for d in program.dmas())
+    assert all(d.dst.shape[1] <= chunk for d in program.dmas())
     assert_bits_equal(rk.resize_nearest_grad(dy, (2, 3)), semantics.resize_nearest_grad_reference(dy, (2, 3)))
 
 
@@ -134,11 +136,11 @@ def test_registered_as_general():
 
 
 @pytest.mark.parametrize("dy, in_shape, exc, match", [
-    (TensorSpec((1, 4, 4, 2), np.dtype(np.int32)), (1, 2, 2, 2), TypeError, "float32, float16 or bfloat16, got int32"),
-    (TensorSpec((1, 4, 4, 2), np.dtype(np.float32)), (2, 2, 2, 2), ValueError, "dy's batch and channels"),
-    (TensorSpec((1, 4, 4, 2), np.dtype(np.float32)), (1, 2, 2, 3), ValueError, "dy's batch and channels"),
+    (TensorSpec((1, 4, 4, 2), np.dtype(np.int32)), (1, 2, 2, 2), TypeError, "float32, float16, bfloat16, got int32"),
+    (TensorSpec((1, 4, 4, 2), np.dtype(np.float32)), (2, 2, 2, 2), ValueError, "equal batch and channels in in_shape and dy's shape"),
+    (TensorSpec((1, 4, 4, 2), np.dtype(np.float32)), (1, 2, 2, 3), ValueError, "equal batch and channels in in_shape and dy's shape"),
     (TensorSpec((1, 4, 4, 2), np.dtype(np.float32)), (1, 2, 2), ValueError, "four positive integers"),
-    (TensorSpec((4, 4, 2), np.dtype(np.float32)), (1, 2, 2, 2), ValueError, "rank 4"),
+    (TensorSpec((4, 4, 2), np.dtype(np.float32)), (1, 2, 2, 2), ValueError, "dy's shape as four positive integers"),
     (TensorSpec((1, 2, 2, 1 << 30), np.dtype(np.float16)), (1, 4, 4, 1 << 30), ValueError, "fewer than 2\\*\\*31"),
 ])
 def test_kernel_rejects_bad_shapes(dy, in_shape, exc, match):
@@ -147,11 +149,11 @@ def test_kernel_rejects_bad_shapes(dy, in_shape, exc, match):
 
 
 def test_programs_are_cached(rng):
-    api.grad_executable.cache_clear()
+    api.executable.cache_clear()
     dy = small_ints(rng, (1, 6, 6, 2), np.float32)
     rk.resize_nearest_grad(dy, (4, 4))
     rk.resize_nearest_grad(dy + 1, (4, 4))
-    info = api.grad_executable.cache_info()
+    info = api.executable.cache_info()
     assert (info.misses, info.hits) == (1, 1)
 
 

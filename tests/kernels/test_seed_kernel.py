@@ -87,8 +87,8 @@ def test_program_structure_per_tile():
 
 
 @pytest.mark.parametrize("out_shape, match", [
-    ((2, 59, 38, 8), "output batch to equal the input batch"), ((1, 59, 38, 4), "output channels to equal"),
-    ((1, 59, 38), "four positive integers"), ((1, 0, 38, 8), "four positive integers")])
+    ((2, 59, 38, 8), "equal batch and channels in in_shape and out_shape"), ((1, 59, 38, 4), "equal batch and channels"),
+    ((1, 59, 38), "four positive integers"), ((1, 0, 38, 8), "positive sizes, got output size 0")])
 def test_seed_asserts_are_clear_errors(out_shape, match):
     with pytest.raises(ValueError, match=match):
         trace(resize_nearest_fixed_dma_kernel, TensorSpec((1, 30, 20, 8), np.float32), out_shape=out_shape)

@@ -1,13 +1,18 @@
-"""Kernel functions, by variant name. They know nothing of HLO."""
+"""Kernel functions, by variant name. They know nothing of HLO.
 
-from .exact import resize_nearest_exact_kernel
-from .resize import resize_nearest_fixed_dma_kernel
+Each variant file is a schedule: it reads the resize's plan (``plan.py``) and
+builds its index graph and DMAs from the shared library (``helpers.py``,
+``dma.py``); no variant imports another, except "auto", which picks one.
+"""
+
 from . import vision
 from .batched import resize_nearest_batched_kernel
 from .dispatch import forward_kernel_for, resize_nearest_auto_kernel
+from .exact import resize_nearest_exact_kernel
+from .grad import resize_nearest_grad_kernel
+from .resize import resize_nearest_fixed_dma_kernel
 from .rowreuse import resize_nearest_row_reuse_kernel
 from .strided import resize_nearest_strided_kernel
-from .grad import resize_nearest_grad_kernel
 
 #: Forward resize kernels selectable by name (``kernel=`` in the API).
 #: "auto" picks, per shape, "strided" (integer ratios) or "rowreuse" (any other); see ``forward_kernel_for``.
@@ -20,8 +25,10 @@ DEFAULT_FORWARD = "auto"
 
 #: Gradient kernels selectable by name; "general" handles every ratio (integer or not, up or down).
 GRAD_KERNELS = {"general": resize_nearest_grad_kernel}
+#: The gradient kernel used when none is named.
+DEFAULT_GRAD = "general"
 
-__all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "resize_nearest_exact_kernel", "resize_nearest_fixed_dma_kernel"]
-__all__ += ["forward_kernel_for", "resize_nearest_auto_kernel", "resize_nearest_strided_kernel",
-            "resize_nearest_row_reuse_kernel", "resize_nearest_batched_kernel"]
-__all__ += ["GRAD_KERNELS", "resize_nearest_grad_kernel"]
+__all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "GRAD_KERNELS", "DEFAULT_GRAD", "forward_kernel_for",
+           "resize_nearest_auto_kernel", "resize_nearest_batched_kernel", "resize_nearest_exact_kernel",
+           "resize_nearest_fixed_dma_kernel", "resize_nearest_grad_kernel", "resize_nearest_row_reuse_kernel",
+           "resize_nearest_strided_kernel"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .resize import check_resize_shapes
+from .. import contract
+from .plan import plan_resize
 from .rowreuse import resize_nearest_row_reuse_kernel
-from .strided import integer_ratios, resize_nearest_strided_kernel
+from .strided import resize_nearest_strided_kernel
 
 
 def forward_kernel_for(in_shape, out_shape) -> str:
@@ -15,18 +16,18 @@ def forward_kernel_for(in_shape, out_shape) -> str:
     one gather per group of source rows, broadcast stores). Both are exact for
     every shape they accept.
     """
-    return "strided" if integer_ratios(in_shape[1:3], out_shape[1:3]) else "rowreuse"
+    in_shape, out_shape = contract.resize_shapes("forward_kernel_for", in_shape, out_shape)
+    return "strided" if plan_resize(in_shape, out_shape).integer_ratios else "rowreuse"
 
 
 def resize_nearest_auto_kernel(data_tensor, out_shape):
     """Nearest-neighbour resize by the best exact kernel for the shape (see ``forward_kernel_for``).
 
     Layouts, dtypes and constraints: those of the chosen kernel (NHWC in and out
-    in HBM, any machine dtype, equal batch and channels, sizes below 2**24,
-    fewer than 2**31 elements per tensor). The choice is made at trace time, so
-    the Program is the chosen kernel's, under this kernel's name.
+    in HBM, any machine dtype, the resize contract). The choice is made at
+    trace time, so the Program is the chosen kernel's, under this kernel's name.
     """
-    check_resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
+    contract.resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
     if forward_kernel_for(data_tensor.shape, out_shape) == "strided":
         return resize_nearest_strided_kernel(data_tensor, out_shape)
     return resize_nearest_row_reuse_kernel(data_tensor, out_shape)

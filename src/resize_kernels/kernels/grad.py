@@ -15,30 +15,15 @@ from __future__ import annotations
 
 import math
 
+from .. import contract
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .axis_maps import source_indices
-from .exact import check_exact_limits, multi_row, multi_row_tiles
-from .helpers import floor_nisa_kernel
+from .dma import channel_chunk
+from .helpers import row_tiles, source_columns
+from .plan import plan_resize
 
-#: dtypes a gradient may have; the sums are float32 for all of them.
-GRAD_DTYPES = (nl.float32, nl.float16, nl.bfloat16)
-#: Channels per DMA are split so that a float32 accumulator tile takes at most this per partition.
-CHUNK_BYTES = 32 * 1024
 #: Column tiles (of 128 pixels) whose indices are computed at once on rows wider than 64 pixels.
 COLUMN_GROUP = 512
-
-
-def check_grad_shapes(kernel_name, dy_shape, in_shape):
-    """dy is NHWC and in_shape (the forward input, dx's shape) has dy's batch and channels."""
-    if len(dy_shape) != 4:
-        raise ValueError(f"{kernel_name} requires an NHWC dy tensor of rank 4, got shape {tuple(dy_shape)}")
-    if not isinstance(in_shape, (tuple, list)) or len(in_shape) != 4 or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in in_shape):
-        raise ValueError(f"{kernel_name} requires in_shape as four positive integers (N, H, W, C), got {in_shape!r}")
-    if in_shape[0] != dy_shape[0] or in_shape[3] != dy_shape[3]:
-        raise ValueError(f"{kernel_name} requires in_shape to have dy's batch and channels (resize changes only H "
-                         f"and W), got dy {tuple(dy_shape)} and in_shape {tuple(in_shape)}")
 
 
 def resize_nearest_grad_kernel(dy_tensor, in_shape):
@@ -61,13 +46,11 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
     it into the accumulator; for float16 / bfloat16, cast the accumulator into dx.
     """
     name = "resize_nearest_grad_kernel"
-    check_grad_shapes(name, dy_tensor.shape, in_shape)
-    if dy_tensor.dtype not in GRAD_DTYPES:
-        raise TypeError(f"{name} requires dy of dtype float32, float16 or bfloat16, got {dy_tensor.dtype}; "
-                        f"a gradient is a sum of real values")
-    check_exact_limits(name, in_shape, dy_tensor.shape)
+    dy_shape, in_shape = contract.grad_shapes(name, dy_tensor.shape, in_shape)
+    contract.grad_dtype(name, dy_tensor.dtype)
+    plan = plan_resize(in_shape, dy_shape)
     in_b, in_h, in_w, c = in_shape
-    _, out_h, out_w, _ = dy_tensor.shape
+    _, out_h, out_w, _ = dy_shape
     dtype = dy_tensor.dtype
     dx = nl.ndarray(tuple(in_shape), dtype=dtype, buffer=nl.shared_hbm, name="dx")
     acc = dx if dtype == nl.float32 else nl.ndarray(tuple(in_shape), dtype=nl.float32, buffer=nl.shared_hbm,
@@ -75,7 +58,7 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
     in_seqlen, out_seqlen = in_h * in_w, out_h * out_w
     acc_view = acc.reshape((in_b * in_seqlen, c))
     dy_view = dy_tensor.reshape((in_b * out_seqlen, c))
-    chunk = min(c, CHUNK_BYTES // 4)
+    chunk = channel_chunk(c, 4, tiles=2)  # a float32 dy tile and (for float16 / bfloat16) the one it widens
     chunks = [(c0, min(chunk, c - c0)) for c0 in range(0, c, chunk)]
 
     _zero(acc, math.prod(in_shape))
@@ -96,44 +79,29 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
                                               vector_offset=load_indices, indirect_dim=0),
                               src=tile, dst_rmw_op=nl.add)
 
-    h_scale, w_scale = 1.0 * in_h / out_h, 1.0 * in_w / out_w
-    src_h = source_indices(in_h, out_h).tolist()
-    tiling = multi_row_tiles(src_h, in_w, out_w)
-    if tiling is not None:
-        multi_row(*tiling, src_h, h_scale, w_scale, in_h, in_w, out_w, move)
+    if plan.row_tiles is not None:
+        row_tiles(plan, move)
     else:
-        _wide_rows(src_h, w_scale, in_w, out_h, out_w, move)
+        _wide_rows(plan, move)
 
     if acc is not dx:
         _cast(acc, dx, math.prod(in_shape))
     return dx
 
 
-def _wide_rows(src_h, w_scale, in_w, out_h, out_w, move):
+def _wide_rows(plan, move):
     """Tiles of up to 128 pixels of one dy row; rows outer, so every dx pixel adds in row-major order."""
     pmax = nl.tile_size.pmax
+    src_h, in_w, out_w = plan.h.src.tolist(), plan.w.in_size, plan.w.out_size
     n_tiles = -(-out_w // pmax)
     for g0 in nl.affine_range(0, n_tiles, COLUMN_GROUP):
         g = min(COLUMN_GROUP, n_tiles - g0)
-        src_w = _column_indices(g0 * pmax, g, w_scale, in_w)
-        for oh in range(out_h):
+        src_w = source_columns(plan.w, first=g0 * pmax, tiles=g)
+        for oh in range(len(src_h)):
             for t in range(g):
                 c0 = (g0 + t) * pmax
                 n = min(pmax, out_w - c0)
                 move(n, src_w[0:n, t:t + 1], src_h[oh] * in_w, oh * out_w + c0)
-
-
-def _column_indices(first, g, w_scale, in_w):
-    """An int32 (128, g) tile: column t, partition p holds min(floor(ow * w_scale), in_w - 1), ow = first + 128t + p."""
-    pmax = nl.tile_size.pmax
-    src_w = nl.ndarray((pmax, g), dtype=nl.int32, name="src_w_idx")
-    pos = nl.ndarray((pmax, g), dtype=nl.int32, name="out_col")
-    nisa.iota(pos, pattern=[[pmax, g]], offset=first, channel_multiplier=1)
-    prod = nl.ndarray((pmax, g), dtype=nl.float32, name="src_w_f32")
-    nisa.tensor_scalar(prod, pos, op0=nl.multiply, operand0=w_scale)
-    floor_nisa_kernel(prod, src_w, pmax, g)
-    nisa.tensor_scalar(src_w, src_w, op0=nl.minimum, operand0=in_w - 1)
-    return src_w
 
 
 def _flat_blocks(total, partitions, width):
@@ -150,7 +118,7 @@ def _flat_blocks(total, partitions, width):
 
 def _zero(acc, total):
     """acc = +0.0 everywhere (fresh memory holds garbage), by DMAs from one memset tile."""
-    width = min(total, CHUNK_BYTES // 4)
+    width = channel_chunk(total, 4, tiles=2)  # a memset float32 tile
     partitions = min(nl.tile_size.pmax, -(-total // width))
     zero = nl.ndarray((partitions, width), dtype=nl.float32, name="zero")
     nisa.memset(zero, 0.0)
@@ -160,7 +128,7 @@ def _zero(acc, total):
 
 def _cast(acc, dx, total):
     """dx = acc cast from float32 to dx's dtype (round to nearest even), once, block by block."""
-    width = min(total, CHUNK_BYTES // 4)
+    width = channel_chunk(total, 4, tiles=2)  # a float32 tile and the narrowed one
     partitions = min(nl.tile_size.pmax, -(-total // width))
     blocks = list(_flat_blocks(total, partitions, width))
     for k in nl.affine_range(len(blocks)):

@@ -1,4 +1,8 @@
-"""Helpers shared by kernels."""
+"""Index-graph builders shared by kernels: the seed's floor, the scaled floor, source columns, row tiles.
+
+Every builder emits engine instructions on int32 / float32 SBUF tiles whose
+values stay below 2**24, where float32 (the engines' arithmetic) is exact.
+"""
 
 from __future__ import annotations
 
@@ -30,3 +34,75 @@ def floor_nisa_kernel(a, out, p, f):
     larger = nl.ndarray((p, f), dtype=nl.int32, name="larger")
     nisa.tensor_tensor(dst=larger, data1=cast_m1, data2=cond, op=nl.multiply)
     nisa.tensor_tensor(dst=dst, data1=larger, data2=smaller, op=nl.add)
+
+
+def scaled_floor(pos, scale: float, limit: int, name: str):
+    """min(floor(pos * scale), limit) of an int32 tile ``pos``: a new int32 tile ``{name}_idx`` of its shape.
+
+    This is one axis of the map, src = min(floor(float32(d) * float32(in/out)), in - 1),
+    for the output positions d in ``pos``.
+    """
+    p, f = pos.shape
+    prod = nl.ndarray((p, f), dtype=nl.float32, name=f"{name}_f32")
+    nisa.tensor_scalar(prod, pos, op0=nl.multiply, operand0=scale)
+    out = nl.ndarray((p, f), dtype=nl.int32, name=f"{name}_idx")
+    floor_nisa_kernel(prod, out, p, f)
+    nisa.tensor_scalar(out, out, op0=nl.minimum, operand0=limit)
+    return out
+
+
+def source_columns(w, first: int = 0, tiles: int = 1):
+    """An int32 (min(128, out_w - first), tiles) tile: column t, partition p holds src_w(first + 128 t + p).
+
+    ``w`` is the width's AxisPlan. Positions past out_w (in the last column) get
+    the clamped in_w - 1: valid, and unused.
+    """
+    pmax = nl.tile_size.pmax
+    pos = nl.ndarray((min(pmax, w.out_size - first), tiles), dtype=nl.int32, name="out_col")
+    nisa.iota(pos, pattern=[[pmax, tiles]], offset=first, channel_multiplier=1)
+    return scaled_floor(pos, w.scale, w.in_size - 1, "src_w")
+
+
+def tile_rows_and_columns(n: int, tiles: int, out_w: int):
+    """Int32 (n, tiles) tiles (i, r, ow): partition i of a tile of whole rows is pixel (r, ow) = divmod(i, out_w).
+
+    r = floor((i + 0.5) / out_w) by a reciprocal multiply: the half step keeps
+    its error (below 2**-16 for n <= 128) off the integers, so the row is exact.
+    """
+    i = nl.ndarray((n, tiles), dtype=nl.int32, name="tile_pos")
+    nisa.iota(i, pattern=[[0, tiles]], offset=0, channel_multiplier=1)
+    r_f32 = nl.ndarray((n, tiles), dtype=nl.float32, name="row_f32")
+    nisa.tensor_scalar(r_f32, i, op0=nl.add, operand0=0.5, op1=nl.multiply, operand1=1.0 / out_w)
+    r = nl.ndarray((n, tiles), dtype=nl.int32, name="tile_row")
+    floor_nisa_kernel(r_f32, r, n, tiles)
+    ow = nl.ndarray((n, tiles), dtype=nl.int32, name="out_col")
+    nisa.tensor_scalar(ow, r, op0=nl.multiply, operand0=out_w)
+    nisa.tensor_tensor(ow, i, ow, op=nl.subtract)  # ow = i - r * out_w
+    return i, r, ow
+
+
+def row_tiles(plan, move) -> None:
+    """For each tile of whole output rows (``plan.row_tiles``): its load indices, then ``move`` its pixels.
+
+    The indices are relative to the tile's first source row, which is folded into
+    ``move``'s source pixel at trace time: load_indices[i] = (src_h(oh0 + r) -
+    src_h(oh0)) * in_w + src_w(ow), small and exact in float32. ``move(n,
+    load_indices, src_pixel, dst_pixel)`` moves the tile's n pixels (see
+    ``dma.gather_store``). The column part is built once for all tiles.
+    """
+    rows, tiles = plan.row_tiles
+    h, w = plan.h, plan.w
+    src_h, in_w, out_w = h.src.tolist(), w.in_size, w.out_size
+    _, r, ow = tile_rows_and_columns(rows * out_w, 1, out_w)
+    src_w = scaled_floor(ow, w.scale, in_w - 1, "src_w")
+    for t in nl.affine_range(len(tiles)):
+        oh0, nrows = tiles[t]
+        n = nrows * out_w
+        oh = nl.ndarray((n, 1), dtype=nl.int32, name="out_row")
+        nisa.tensor_scalar(oh, r[0:n, 0:1], op0=nl.add, operand0=oh0)
+        row = scaled_floor(oh, h.scale, h.in_size - 1, "src_h")
+        row_offset = nl.ndarray((n, 1), dtype=nl.int32, name="row_offset")
+        nisa.tensor_scalar(row_offset, row, op0=nl.subtract, operand0=src_h[oh0], op1=nl.multiply, operand1=in_w)
+        load_indices = nl.ndarray((n, 1), dtype=nl.int32, name="load_indices")
+        nisa.tensor_tensor(load_indices, row_offset, src_w[0:n, 0:1], op=nl.add)
+        move(n, load_indices, src_h[oh0] * in_w, oh0 * out_w)

@@ -9,25 +9,10 @@ from __future__ import annotations
 
 import math
 
+from .. import contract
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .helpers import floor_nisa_kernel
-
-
-def check_resize_shapes(kernel_name, data_shape, out_shape):
-    """The contract every forward resize kernel shares: NHWC in and out, same batch and channels."""
-    if len(data_shape) != 4:
-        raise ValueError(f"{kernel_name} requires an NHWC data tensor of rank 4, got shape {tuple(data_shape)}")
-    if not isinstance(out_shape, (tuple, list)) or len(out_shape) != 4 or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in out_shape):
-        raise ValueError(f"{kernel_name} requires out_shape as four positive integers (N, H, W, C), got {out_shape!r}")
-    (in_b, _, _, in_c), (out_b, _, _, out_c) = data_shape, out_shape
-    if in_b != out_b:
-        raise ValueError(f"{kernel_name} requires the output batch to equal the input batch, got input "
-                         f"{tuple(data_shape)} and out_shape {tuple(out_shape)}; resize changes only H and W")
-    if in_c != out_c:
-        raise ValueError(f"{kernel_name} requires the output channels to equal the input channels, got input "
-                         f"{tuple(data_shape)} and out_shape {tuple(out_shape)}; resize changes only H and W")
 
 
 def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
@@ -36,13 +21,14 @@ def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
     Designed for non-integer scaling factors (e.g. 30x20 -> 59x38).
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
     (out_b, out_h, out_w, out_c) in HBM. Any machine dtype (the data is only moved).
-    Constraints: in_b == out_b, in_c == out_c, one 128 x in_c tile fits in SBUF.
+    Constraints: the resize contract (in_b == out_b, in_c == out_c, ...), one
+    128 x in_c tile fits in SBUF.
     The flat H*W output axis is tiled by 128 onto partitions (the last tile
     shrunk); per (batch, tile) an index graph of constant operands computes
     load_indices = floor(floor(p/out_w)*h_scale)*in_w + floor((p mod out_w)*w_scale),
     then one indirect gather and one strided store move the pixels.
     """
-    check_resize_shapes("resize_nearest_fixed_dma_kernel", data_tensor.shape, out_shape)
+    contract.resize_shapes("resize_nearest_fixed_dma_kernel", data_tensor.shape, out_shape)
     in_b, in_h, in_w, in_c = data_tensor.shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")

@@ -11,13 +11,14 @@ output rows, repeating each row with a step-0 pair.
 
 from __future__ import annotations
 
+import math
+
+from .. import contract
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .axis_maps import row_runs, source_indices, split_by
-from .batched import source_columns
-from .exact import CHUNK_BYTES, check_exact_limits
-from .resize import check_resize_shapes
-from .strided import broadcast_pairs, partition_pieces
+from .dma import CHUNK_BYTES, broadcast_pairs, channel_chunk, partition_pieces
+from .helpers import source_columns
+from .plan import plan_resize, split_by
 
 
 def _equally_spaced(group, run) -> bool:
@@ -29,8 +30,8 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
 
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
     (out_b, out_h, out_w, out_c) in HBM; any machine dtype (data is only moved).
-    Constraints: in_b == out_b, in_c == out_c, heights and widths below 2**24,
-    fewer than 2**31 elements per tensor.
+    Constraints: the resize contract (in_b == out_b, in_c == out_c, heights and
+    widths below 2**24, fewer than 2**31 elements per tensor).
     Tiling: output columns on partitions, 128 per column tile; the source
     column of every column tile comes from one index graph of 11 instructions
     (column tiles along the free dimension). The height's map is split at trace
@@ -42,21 +43,20 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
     ranges of partitions (``partition_pieces``) so that they spread over the DMA
     queues.
     """
-    name = "resize_nearest_row_reuse_kernel"
-    check_resize_shapes(name, data_tensor.shape, out_shape)
-    check_exact_limits(name, data_tensor.shape, out_shape)
-    in_b, in_h, in_w, in_c = data_tensor.shape
+    in_shape, out_shape = contract.resize_shapes("resize_nearest_row_reuse_kernel", data_tensor.shape, out_shape)
+    plan = plan_resize(in_shape, out_shape)
+    in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")
 
     data_pixels = data_tensor.reshape((in_b * in_h * in_w, in_c))  # the gather indexes pixels
     item = data_tensor.dtype.itemsize
-    chunk = max(1, min(in_c, CHUNK_BYTES // item))
+    chunk = channel_chunk(in_c, item)
     units = max(1, CHUNK_BYTES // (chunk * item))  # (batch, row) pairs per data tile
     pmax = nl.tile_size.pmax
-    src_w = source_columns(in_w, out_w)
+    src_w = source_columns(plan.w, tiles=math.ceil(out_w / pmax))
 
-    for group in split_by(row_runs(source_indices(in_h, out_h)), _equally_spaced):
+    for group in split_by(plan.h.runs, _equally_spaced):
         step = group[1].src - group[0].src if len(group) > 1 else 1
         nr = min(len(group), units)
         nb = min(in_b, max(1, units // nr))
@@ -73,8 +73,10 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
                         pieces = partition_pieces(n, free * item)
                         for p0, p1 in pieces:
                             nisa.dma_copy(dst=tile[p0:p1], src=data_pixels.ap(
-                                pattern=[[in_c, p1 - p0], [in_h * in_w * in_c, bb], [step * in_w * in_c, len(rows)],
-                                         [1, cc]],
+                                pattern=[[in_c, p1 - p0],  # partitions: output columns, rows from the index tile
+                                         [in_h * in_w * in_c, bb],  # batches b0 ..
+                                         [step * in_w * in_c, len(rows)],  # the group's source rows, step apart
+                                         [1, cc]],  # channels c0 ..
                                 offset=((b0 * in_h + rows[0].src) * in_w) * in_c + c0,
                                 vector_offset=src_w[p0:p1, t:t + 1], indirect_dim=0))
                         j = 0
@@ -82,9 +84,16 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
                             k = same[0].repeat
                             for p0, p1 in pieces:
                                 src, dst = broadcast_pairs(
-                                    [[free, p1 - p0], [len(rows) * cc, bb], [cc, len(same)], [0, k], [1, cc]],
-                                    [[out_c, p1 - p0], [out_h * out_w * out_c, bb], [k * out_w * out_c, len(same)],
-                                     [out_w * out_c, k], [1, cc]])
+                                    [[free, p1 - p0],  # SBUF: partitions (output columns)
+                                     [len(rows) * cc, bb],  # batches
+                                     [cc, len(same)],  # the run's source rows
+                                     [0, k],  # each row k times: step 0 repeats it
+                                     [1, cc]],  # channels
+                                    [[out_c, p1 - p0],  # HBM: output columns
+                                     [out_h * out_w * out_c, bb],  # batches
+                                     [k * out_w * out_c, len(same)],  # each source row's block of k output rows
+                                     [out_w * out_c, k],  # the k output rows of the block
+                                     [1, cc]])  # channels
                                 first = (b0 * out_h + same[0].first) * out_w + t * pmax + p0
                                 nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=first * out_c + c0),
                                               src=tile.ap(pattern=src, offset=p0 * free + j * cc))

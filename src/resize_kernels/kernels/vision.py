@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 
+from .. import contract
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .resize import check_resize_shapes
 
 
 def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
@@ -24,10 +24,11 @@ def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
 
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
     (out_b, out_h, out_w, out_c) in HBM; any machine dtype (data is only moved).
-    Constraints: in_b == out_b, in_c == out_c, one 128 x in_c tile fits in SBUF.
+    Constraints: the resize contract (in_b == out_b, in_c == out_c, ...), one
+    128 x in_c tile fits in SBUF.
     The flat H*W output axis is tiled by full 128-pixel tiles; the last is masked.
     """
-    check_resize_shapes("resize_nearest_fixed_dma_kernel", data_tensor.shape, out_shape)
+    contract.resize_shapes("resize_nearest_fixed_dma_kernel", data_tensor.shape, out_shape)
     in_b, in_h, in_w, in_c = data_tensor.shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .access import AccessPattern
-from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorTensor
+from .isa import DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorTensor
 from .memory import SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
@@ -86,7 +86,7 @@ class CostParams:
     iota_fixed_cycles: int = 150  # E3
     dma_fixed_us: float = 1.3  # D2
     dma_queue_gbps: float = 27.0  # D2
-    dma_queues: int = 16  # D1
+    dma_queues: int = DMA_QUEUES  # D1
     descriptor_overhead_bytes: int = 256  # D3
     descriptor_gen_fixed_cycles: int = 150  # D4 (assumed)
     descriptor_gen_cycles_each: int = 1  # D4 (assumed)

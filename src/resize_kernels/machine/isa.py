@@ -1,7 +1,8 @@
 """Instruction records and the Program that holds them.
 
-A Program is what a traced kernel becomes: HBM tensors (inputs, outputs), SBUF
-tiles, and a list of instructions in issue order. ``str(program)`` is an
+A Program is what a traced kernel becomes: HBM tensors (inputs, outputs,
+internal) and a list of instructions in issue order, whose access patterns
+name the SBUF tiles they use. ``str(program)`` is an
 assembly-style listing, one line per instruction.
 """
 
@@ -14,7 +15,10 @@ import numpy as np
 
 from . import dtypes
 from .access import AccessPattern
-from .memory import HbmTensor, SbufTile
+from .memory import HbmTensor
+
+#: DMA queues per NeuronCore, each moving one transfer at a time ("16 DMA engines per NeuronCore", HARDWARE.md).
+DMA_QUEUES = 16
 
 #: ALU operations on float32 values; comparisons give 1.0 / 0.0.
 ALU_OPS = {
@@ -267,13 +271,12 @@ class DmaCopyAdd(DmaCopy):
 
 @dataclass(eq=False)
 class Program:
-    """A traced kernel: its tensors, its SBUF tiles and its instructions in issue order."""
+    """A traced kernel: its HBM tensors and its instructions in issue order (SBUF tiles are in their operands)."""
 
     name: str
     inputs: list[HbmTensor] = field(default_factory=list)
     outputs: list[HbmTensor] = field(default_factory=list)
     internal: list[HbmTensor] = field(default_factory=list)
-    tiles: list[SbufTile] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
     sbuf_partition_bytes: int = 0  # capacity the program was traced for
     sbuf_high_water: int = 0  # bytes per partition the program needs at most

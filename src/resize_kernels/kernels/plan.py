@@ -1,0 +1,109 @@
+"""The plan of one resize, computed once when a kernel is traced: what to move, before any schedule says how.
+
+Scales are fixed at trace time, so each axis's whole map (``semantics.source_index``,
+the float32 convention the engines compute) is a Python value then, and so is its
+structure: an integer ratio, runs of output rows that copy one source row, tiles
+of whole output rows. The plan holds these facts for one (in, out) shape; the
+kernels are schedules over it (TVM's compute / schedule split), so each of them
+decides nothing the plan already knows.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import semantics
+from ..nki import language as nl
+
+
+@dataclass(frozen=True)
+class RowRun:
+    """Output rows ``first .. first + repeat - 1`` all copy source row ``src``."""
+
+    first: int
+    src: int
+    repeat: int
+
+
+@dataclass(frozen=True, eq=False)
+class AxisPlan:
+    """One axis: its sizes, its map src(d) for every output index d, and its integer ratio if it has one."""
+
+    in_size: int
+    out_size: int
+
+    @functools.cached_property
+    def src(self) -> np.ndarray:
+        """src(d) = min(floor(float32(d) * float32(in/out)), in - 1), int64, one entry per output index."""
+        return semantics.source_index(self.in_size, self.out_size)
+
+    @functools.cached_property
+    def ratio(self) -> tuple[int, int] | None:
+        """(up, down) when src(d) = (d // up) * down (``semantics.integer_ratio``), else None."""
+        return semantics.integer_ratio(self.in_size, self.out_size)
+
+    @property
+    def scale(self) -> float:
+        """in / out as the Python float the kernels hand the engines (which round it to float32)."""
+        return 1.0 * self.in_size / self.out_size
+
+    @functools.cached_property
+    def runs(self) -> list[RowRun]:
+        """The map as runs of equal source index, in output order (the map is non-decreasing)."""
+        starts = np.flatnonzero(np.diff(self.src, prepend=-1))
+        ends = np.append(starts[1:], len(self.src))
+        return [RowRun(int(s), int(self.src[s]), int(e - s)) for s, e in zip(starts, ends)]
+
+
+@dataclass(frozen=True, eq=False)
+class ResizePlan:
+    """An NHWC resize ``in_shape`` -> ``out_shape`` (already checked by the contract): its two axes."""
+
+    in_shape: tuple
+    out_shape: tuple
+    h: AxisPlan
+    w: AxisPlan
+
+    @property
+    def integer_ratios(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """((up_h, down_h), (up_w, down_w)) when both axes are integer ratios, else None."""
+        return None if self.h.ratio is None or self.w.ratio is None else (self.h.ratio, self.w.ratio)
+
+    @functools.cached_property
+    def row_tiles(self) -> tuple[int, list[tuple[int, int]]] | None:
+        """(rows per tile, [(first output row, rows)]) when tiles of whole output rows work, else None.
+
+        A tile of partitions holds floor(128 / out_w) whole output rows. This
+        works when that is at least two rows and every tile's on-chip index
+        (source row difference * in_w + column) stays below 2**24, where
+        float32 holds integers exactly.
+        """
+        src_h, in_w, out_w = self.h.src, self.w.in_size, self.w.out_size
+        rows = nl.tile_size.pmax // out_w
+        if rows < 2:
+            return None
+        firsts = np.arange(0, len(src_h), rows)
+        lasts = np.minimum(firsts + rows, len(src_h)) - 1
+        if ((src_h[lasts] - src_h[firsts] + 1) * in_w >= semantics.MAX_DIM).any():
+            return None
+        return rows, [(int(f), int(min(rows, len(src_h) - f))) for f in firsts]
+
+
+@functools.lru_cache(maxsize=256)
+def plan_resize(in_shape: tuple, out_shape: tuple) -> ResizePlan:
+    """The plan of NHWC ``in_shape`` -> ``out_shape`` (int tuples), made once per shape pair."""
+    return ResizePlan(in_shape, out_shape, AxisPlan(in_shape[1], out_shape[1]), AxisPlan(in_shape[2], out_shape[2]))
+
+
+def split_by(items: list, key) -> list[list]:
+    """``items`` cut into consecutive groups: an item joins the open group when ``key(group, item)`` holds."""
+    groups: list[list] = []
+    for item in items:
+        if groups and key(groups[-1], item):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
