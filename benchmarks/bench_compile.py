@@ -16,7 +16,8 @@ from timing import median_time
 
 from resize_kernels.compiler.codegen import codegen
 from resize_kernels.compiler.hlo import parse_hlo_module
-from resize_kernels.compiler.pipeline import compile_hlo, run_passes
+from resize_kernels import compile_hlo
+from resize_kernels.compiler.pipeline import run_passes
 from resize_kernels.compiler.registry import with_forward_kernel
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sd2_upsample_torch_xla.hlo"

@@ -9,7 +9,7 @@ import pytest
 from resize_kernels.compiler.codegen import CodegenError, codegen, codegen_internal_native_nki_kernel
 from resize_kernels.compiler.hlo import parse_hlo_module
 from resize_kernels.compiler.passes import lower_resize_nearest
-from resize_kernels.compiler.pipeline import compile_hlo
+from resize_kernels import compile_hlo
 from resize_kernels.compiler.registry import _get_resize_args, registry, with_forward_kernel
 from resize_kernels.nki.tensor import NkiTensor
 
@@ -91,8 +91,7 @@ def test_a_kernel_that_rejects_its_shapes_is_reported_for_the_instruction():
     with pytest.raises(CodegenError) as info:
         codegen(module, registry)
     assert str(info.value).startswith("InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) cannot be traced: "
-                                      "resize_nearest_auto_kernel requires the output channels to equal the input "
-                                      "channels")
+                                      "resize_nearest_auto_kernel requires equal batch and channels")
 
 
 def test_operands_must_be_arrays_of_a_machine_element_type():

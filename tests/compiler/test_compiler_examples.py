@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from resize_kernels.compiler.hlo import parse_hlo_module, print_hlo_module
-from resize_kernels.compiler.pipeline import compile_hlo
+from resize_kernels import compile_hlo
 
 from conftest import assert_bits_equal
 from hlo_texts import EXAMPLES, ROOT

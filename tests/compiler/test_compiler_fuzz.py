@@ -5,7 +5,10 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resize_kernels.compiler.pipeline import CodegenError, HloParseError, ValidationError, compile_hlo
+from resize_kernels import compile_hlo
+from resize_kernels.compiler.codegen import CodegenError
+from resize_kernels.compiler.hlo import HloParseError
+from resize_kernels.compiler.passes import ValidationError
 
 from hlo_texts import EXAMPLES, resize_module
 

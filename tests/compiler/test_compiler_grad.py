@@ -10,12 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import resize_kernels as rk
+from resize_kernels import compile_hlo
 from resize_kernels import api, semantics
 from resize_kernels.compiler import registry as reg
-from resize_kernels.compiler.hlo import parse_hlo_module, print_hlo_module
-from resize_kernels.compiler.passes import (average_pool_resize_grad, block_factors, canonicalize_resize_grad,
-                                            lower_resize_nearest, lower_resize_nearest_grad, validate_resize)
-from resize_kernels.compiler.pipeline import PASSES, ValidationError, compile_hlo
+from resize_kernels.compiler.hlo import IntList, Literal, Shape, String, Window, parse_hlo_module, print_hlo_module
+from resize_kernels.compiler.passes import (ValidationError, average_pool_resize_grad, block_factors,
+                                            canonicalize_resize_grad, lower_resize_nearest,
+                                            lower_resize_nearest_grad, validate_resize)
+from resize_kernels.compiler.pipeline import PASSES
 from resize_kernels.kernels import resize_nearest_grad_kernel
 
 from conftest import assert_bits_equal
@@ -186,7 +188,22 @@ def test_lower_alone_sends_every_gradient_to_the_kernel(rng):
     module = parse_hlo_module(grad_module((1, 4, 4, 2), (1, 2, 2, 2)))
     lower_resize_nearest_grad(module)
     root = module.entry.root
-    assert (root.opcode, root.attributes["kernel_name"]) == ("InternalNativeNkiKernel", '"ResizeNearestGrad"')
+    assert (root.opcode, root.kernel_name) == ("InternalNativeNkiKernel", "ResizeNearestGrad")
+    assert str(root.attributes["kernel_name"]) == '"ResizeNearestGrad"'
+
+
+def test_the_rewrite_builds_typed_values_not_text():
+    module = parse_hlo_module(grad_module((2, 8, 9, 3), (2, 4, 3, 3)))
+    average_pool_resize_grad(module)
+    entry = module.entry
+    assert entry.instruction("rn.sum").attributes["window"] == Window(size=(1, 2, 3, 1), stride=(1, 2, 3, 1))
+    assert entry.instruction("rn.zero").payload == Literal(Shape("f32", ()), 0)
+    assert entry.instruction("rn.count").payload == Literal(Shape("f32", ()), 6)
+    assert entry.instruction("rn.counts").attributes["dimensions"] == IntList()
+    assert [p.payload for p in module.computation("add_f32").parameters] == [0, 1]
+    kernel = parse_hlo_module(grad_module(*SD2))
+    lower_resize_nearest_grad(kernel)
+    assert kernel.entry.root.attributes["kernel_name"] == String("ResizeNearestGrad")
 
 
 def test_the_rewrite_picks_fresh_names():
@@ -210,9 +227,8 @@ def test_one_add_computation_serves_every_call():
 def test_a_gradient_must_be_a_float():
     with pytest.raises(ValidationError) as info:
         compile_hlo(grad_module(dtype="s32"))
-    assert str(info.value) == ("ResizeNearestGrad custom-call 'rn' requires a float element type (f32, f16, bf16), "
-                               "got result s32[1,2,2,3]: a gradient is a sum of real values; convert dy to f32 "
-                               "before the call")
+    assert str(info.value) == ("ResizeNearestGrad custom-call 'rn' requires dtype float32, float16, bfloat16, "
+                               "got int32; a gradient is real-valued")
 
 
 def test_a_downsamples_gradient_is_the_kernels_too(rng):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from resize_kernels.compiler.hlo import parse_hlo_module, print_hlo_module
+from resize_kernels.compiler.hlo import String, parse_hlo_module, print_hlo_module
 from resize_kernels.compiler.passes import KERNEL_OPCODE, lower_resize_nearest
 
 from hlo_texts import custom_call_module, resize_module
@@ -23,7 +23,8 @@ def test_the_custom_call_becomes_a_kernel_instruction(style, name):
     assert kernel is not call and kernel.opcode == KERNEL_OPCODE == "InternalNativeNkiKernel"
     assert kernel.operands == operands and kernel.operands[0] is operands[0]
     assert kernel.shape == shape and kernel.results[0].access_shape == (1, 38, 59, 8)
-    assert kernel.attributes["kernel_name"] == '"ResizeNearest"'
+    assert kernel.attributes["kernel_name"] == String("ResizeNearest") and kernel.kernel_name == "ResizeNearest"
+    assert str(kernel.attributes["kernel_name"]) == '"ResizeNearest"'
     assert [inst for inst in entry.instructions if kernel in inst.operands] == [entry.instructions[3]]
     assert all(inst.opcode != "custom-call" for inst in entry.instructions)
 

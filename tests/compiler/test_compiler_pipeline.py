@@ -1,13 +1,18 @@
-"""compile_hlo end to end: the torch_xla-shaped upsample equals F.interpolate bit for bit."""
+"""compile_module then runtime.load (rk.compile_hlo) end to end: the torch_xla-shaped upsample equals
+F.interpolate bit for bit; the compiler's output is data, the runtime runs it."""
+
+import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
 import resize_kernels as rk
+from resize_kernels import api, compile_hlo
 from resize_kernels.compiler.hlo import HloParseError, parse_hlo_module, print_hlo_module
-from resize_kernels.compiler.passes import lower_resize_nearest, validate_resize
-from resize_kernels.compiler.pipeline import PASSES, CompiledModule, ValidationError, compile_hlo, run_passes
+from resize_kernels.compiler.passes import ValidationError, lower_resize_nearest, validate_resize
+from resize_kernels.compiler.pipeline import PASSES, CompiledModule, compile_module, run_passes
+from resize_kernels.runtime import LoadedModule, load
 
 from conftest import assert_bits_equal, random_data
 from hlo_texts import NUMPY_DTYPES, resize_module
@@ -57,7 +62,38 @@ def test_the_seed_kernel_can_be_chosen(rng):
 
 
 def test_compile_hlo_is_exported_at_the_top():
-    assert rk.compile_hlo is compile_hlo
+    assert rk.compile_hlo is api.compile_hlo
+
+
+def test_compile_hlo_is_compile_module_then_load(rng):
+    loaded = compile_hlo(resize_module("new"), kernel="seed")
+    assert isinstance(loaded, LoadedModule) and isinstance(loaded.compiled, CompiledModule)
+    assert loaded.module is loaded.compiled.module and loaded.programs is loaded.compiled.programs
+    assert str(loaded) == str(loaded.compiled) == str(compile_module(resize_module("new"), kernel="seed"))
+    x = random_data(rng, (1, 8, 30, 20), np.float32)
+    assert_bits_equal(loaded(x), load(compile_module(resize_module("new")))(x))
+
+
+def test_compile_module_produces_data_only():
+    compiled = compile_module(resize_module("new"))
+    assert [f.name for f in dataclasses.fields(CompiledModule)] == ["module", "programs"]
+    assert not hasattr(compiled, "executor") and not callable(compiled)
+    (kernel,) = compiled.programs
+    assert kernel.opcode == "InternalNativeNkiKernel" and kernel.kernel_name == "ResizeNearest"
+
+
+def test_compile_module_takes_a_module_too():
+    module = parse_hlo_module(resize_module("new"))
+    compiled = compile_module(module)
+    assert compiled.module is module and module.entry.instruction("upsample_nearest2d.1").opcode != "custom-call"
+    assert str(compiled) == str(compile_module(resize_module("new")))
+    with pytest.raises(TypeError, match="compile_module takes HLO text or an HloModule, got bytes"):
+        compile_module(resize_module("new").encode())
+
+
+def test_load_takes_only_a_compiled_module():
+    with pytest.raises(TypeError, match="load takes a CompiledModule"):
+        load(resize_module("new"))
 
 
 def test_passes_run_in_order():
@@ -85,9 +121,9 @@ def test_errors_come_from_the_stage_that_found_them():
         compile_hlo(resize_module("new"), kernel="nope")
 
 
-def test_a_compiled_module_runs_again_on_the_same_executor(rng):
+def test_a_loaded_module_runs_again_on_the_same_executor(rng):
     compiled = compile_hlo(resize_module("new"))
-    assert isinstance(compiled, CompiledModule)
+    assert isinstance(compiled, LoadedModule)
     x1, x2 = (random_data(rng, (1, 8, 30, 20), np.float32) for _ in range(2))
     y1 = compiled(x1)
     executor = compiled.executor

@@ -1,14 +1,17 @@
 """The internal-kernel registry: the "ResizeNearest" entry and _get_resize_args, as the seed binds them."""
 
 import dataclasses
+import inspect
 
 import pytest
 
+from resize_kernels import kernels
 from resize_kernels.compiler import registry as reg
 from resize_kernels.compiler.hlo import parse_hlo_module
 from resize_kernels.compiler.registry import InternalKernelConfig, _get_resize_args, registry, with_forward_kernel
 from resize_kernels.kernels import (
     DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_auto_kernel, resize_nearest_fixed_dma_kernel,
+    resize_nearest_grad_kernel,
 )
 
 from hlo_texts import resize_module
@@ -44,5 +47,31 @@ def test_with_forward_kernel_rejects_an_unknown_variant():
     assert str(info.value) == f"there is no forward kernel 'fast'; choose one of {choices}"
 
 
-def test_the_registry_is_built_by_importing_the_kernel_by_name():
-    assert reg._build_registry() == registry
+def test_the_registry_binds_each_kernel_function_operand_count_and_builder():
+    built = reg._build_registry()
+    assert list(built) == ["ResizeNearest", "ResizeNearestGrad"]
+    forward, grad = built["ResizeNearest"], built["ResizeNearestGrad"]
+    assert forward.kernel_func is resize_nearest_auto_kernel
+    assert forward.operand_count == 1
+    assert forward.additional_args_builder is _get_resize_args
+    assert grad.kernel_func is resize_nearest_grad_kernel
+    assert grad.operand_count == 1
+    assert grad.additional_args_builder is reg._get_resize_grad_args
+    assert built is not registry and built == registry  # a fresh dict, equal to the module's registry
+
+
+def test_the_default_kernels_are_looked_up_by_their_names_in_kernels(monkeypatch):
+    monkeypatch.setattr(kernels, "DEFAULT_FORWARD", "seed")
+    assert reg._build_registry()["ResizeNearest"].kernel_func is resize_nearest_fixed_dma_kernel
+
+    def other_grad_kernel(dy, in_shape):
+        raise AssertionError("never traced")
+
+    monkeypatch.setitem(kernels.GRAD_KERNELS, kernels.DEFAULT_GRAD, other_grad_kernel)
+    assert reg._build_registry()["ResizeNearestGrad"].kernel_func is other_grad_kernel
+
+
+def test_the_registry_names_no_kernel_function_itself():
+    """The default forward variant is named in one place, resize_kernels.kernels."""
+    source = inspect.getsource(reg)
+    assert "resize_nearest_auto_kernel" not in source and "resize_nearest_grad_kernel" not in source

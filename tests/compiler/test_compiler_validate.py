@@ -1,7 +1,12 @@
-"""validate_resize, the seed's check at HLO lowering: each rejection with its exact text."""
+"""validate_resize, the seed's check at HLO lowering: each rejection with its exact text.
+
+The HLO-level checks (operand count, mode, rank-4 arrays of one supported element type) have the
+compiler's wording; the shape and dtype rules are the op's contract (contract.py), prefixed with the call.
+"""
 
 import pytest
 
+from resize_kernels import contract
 from resize_kernels.compiler.hlo import parse_hlo_module, print_hlo_module
 from resize_kernels.compiler.passes import ValidationError, validate_resize
 
@@ -98,22 +103,56 @@ def test_element_type_the_machine_lacks():
 
 def test_batch_differs():
     assert message(custom_call_module(result="f32[2,8,8,8]")) == (
-        "ResizeNearest custom-call 'rn' requires the result batch (dim 0) to equal the operand's, got operand "
-        "f32[1,4,4,8] and result f32[2,8,8,8]; a resize changes only dims 1 and 2, so set the result's dim 0 to 1")
+        "ResizeNearest custom-call 'rn' requires equal batch and channels in in_shape and out_shape (a resize "
+        "changes only H and W), got (1, 4, 4, 8) and (2, 8, 8, 8)")
 
 
 def test_channels_differ():
     assert message(custom_call_module(result="f32[1,8,8,16]")) == (
-        "ResizeNearest custom-call 'rn' requires the result channels (dim 3) to equal the operand's, got operand "
-        "f32[1,4,4,8] and result f32[1,8,8,16]; a resize changes only dims 1 and 2, so set the result's dim 3 to 8")
+        "ResizeNearest custom-call 'rn' requires equal batch and channels in in_shape and out_shape (a resize "
+        "changes only H and W), got (1, 4, 4, 8) and (1, 8, 8, 16)")
 
 
-@pytest.mark.parametrize("operand, result", [("f32[1,0,4,8]", "f32[1,8,8,8]"), ("f32[1,4,4,8]", "f32[1,8,16777216,8]")])
-def test_sizes(operand, result):
-    assert message(custom_call_module(operand=operand, result=result)) == (
-        f"ResizeNearest custom-call 'rn' requires every dimension to be at least 1 and dims 1 and 2 to be below "
-        f"2**24 (float32 positions stop being exact there), got operand {operand} and result {result}; "
-        f"split the resize")
+@pytest.mark.parametrize("operand, result, got", [
+    ("f32[1,0,4,8]", "f32[1,8,8,8]", "requires positive sizes, got input size 0"),
+    ("f32[1,4,4,8]", "f32[1,8,16777216,8]", "requires every size below 2**24 = 16777216 (float32 positions stop "
+                                            "being exact there), got output size 16777216; split the resize into "
+                                            "smaller pieces"),
+    ("f32[0,4,4,8]", "f32[0,8,8,8]", "requires at least one batch and one channel, got in_shape (0, 4, 4, 8)"),
+    ("f32[1,4,4,8]", "f32[1,65536,65536,8]", "requires fewer than 2**31 elements per tensor, got out_shape "
+                                             "(1, 65536, 65536, 8) (34,359,738,368 elements); split the batch or "
+                                             "the channels"),
+])
+def test_sizes(operand, result, got):
+    assert message(custom_call_module(operand=operand, result=result)) == f"ResizeNearest custom-call 'rn' {got}"
+
+
+@pytest.mark.parametrize("operand, result", [("f32[1,4,4,8]", "f32[2,8,8,8]"), ("f32[1,0,4,8]", "f32[1,8,8,8]"),
+                                             ("f32[1,4,4,8]", "f32[1,8,16777216,8]")])
+def test_shape_messages_are_the_contracts(operand, result):
+    what = "ResizeNearest custom-call 'rn'"
+    module = parse_hlo_module(custom_call_module(operand=operand, result=result))
+    dims = module.entry.root.operands[0].shape.dims, module.entry.root.shape.dims
+    with pytest.raises((ValueError, TypeError)) as info:
+        contract.resize_shapes(what, *dims)
+    assert message(custom_call_module(operand=operand, result=result)) == str(info.value)
+
+
+def test_the_gradient_shape_rule_has_dy_as_operand_and_dx_as_result():
+    grad = f'custom_call_target="ResizeNearestGrad", backend_config={ZERO_ZERO}'
+    validate(custom_call_module(operand="f32[1,8,8,8]", result="f32[1,4,4,8]", attributes=grad))
+    assert message(custom_call_module(operand="f32[1,8,8,8]", result="f32[2,4,4,8]", attributes=grad)) == (
+        "ResizeNearestGrad custom-call 'rn' requires equal batch and channels in in_shape and dy's shape (a resize "
+        "changes only H and W), got (2, 4, 4, 8) and (1, 8, 8, 8)")
+
+
+@pytest.mark.parametrize("element_type, dtype", [("s32", "int32"), ("u8", "uint8"), ("s8", "int8")])
+def test_a_gradient_takes_the_contracts_dtype_rule(element_type, dtype):
+    grad = f'custom_call_target="ResizeNearestGrad", backend_config={ZERO_ZERO}'
+    text = custom_call_module(operand=f"{element_type}[1,8,8,8]", result=f"{element_type}[1,4,4,8]", attributes=grad)
+    assert message(text) == (f"ResizeNearestGrad custom-call 'rn' requires dtype float32, float16, bfloat16, got "
+                             f"{dtype}; a gradient is real-valued")
+    validate(custom_call_module(operand=f"{element_type}[1,4,4,8]", result=f"{element_type}[1,8,8,8]"))  # forward
 
 
 def test_custom_call_without_a_readable_target():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from resize_kernels.compiler.hlo import parse_hlo_module
-from resize_kernels.compiler.pipeline import compile_hlo
+from resize_kernels import compile_hlo
 from resize_kernels.runtime import ExecutionError, Executor, executor, random_arguments
 
 from conftest import assert_bits_equal

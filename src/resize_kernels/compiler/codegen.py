@@ -1,8 +1,8 @@
 """The codegen loop: re-trace every internal NKI kernel the lowered module calls into a Program.
 
 The seed's ``codegenInternalNativeNkiKernel`` meets an InternalNativeNkiKernel,
-``_resolve_kernel_config`` looks its kernel name up in the internal-kernel
-registry, the config's builder supplies the extra keyword arguments, and the
+``_resolve_kernel_config`` looks its kernel name (``inst.kernel_name``) up in
+the internal-kernel registry, the config's builder supplies the extra keyword arguments, and the
 kernel function is traced with the instruction's first ``operand_count``
 operands (as shapes and dtypes: tracing needs no data).
 """
@@ -15,7 +15,6 @@ from ..machine.errors import MachineError
 from ..machine.isa import Program
 from ..nki import TensorSpec, trace
 from .hlo import HloInstruction, HloModule, Shape
-from .hlo.parser import parse_string
 from .passes import KERNEL_OPCODE
 from .passes.validate_resize import SUPPORTED_ELEMENT_TYPES
 from .registry import InternalKernelConfig
@@ -31,12 +30,12 @@ def codegen(module: HloModule, registry: Mapping[str, InternalKernelConfig]) -> 
             for comp in module.computations for inst in comp.instructions if inst.opcode == KERNEL_OPCODE}
 
 
-def kernel_name(inst: HloInstruction) -> str:
-    """The registry key an InternalNativeNkiKernel names (its ``kernel_name="..."`` attribute)."""
-    raw = inst.attributes.get("kernel_name")
+def _kernel_name(inst: HloInstruction) -> str:
+    """``inst.kernel_name``, the registry key; CodegenError when it is absent or not a string."""
     try:
-        return parse_string(raw)
-    except (TypeError, ValueError):
+        return inst.kernel_name
+    except ValueError:
+        raw = inst.attributes.get("kernel_name")
         got = "none" if raw is None else f"kernel_name={raw}"
         raise CodegenError(f"{KERNEL_OPCODE} {inst.name!r} requires kernel_name=\"<registry key>\", "
                            f"got {got}") from None
@@ -44,7 +43,7 @@ def kernel_name(inst: HloInstruction) -> str:
 
 def _resolve_kernel_config(inst: HloInstruction, registry: Mapping[str, InternalKernelConfig]) -> InternalKernelConfig:
     """The registry entry ``inst`` names; an unknown name is an error listing the known ones."""
-    name = kernel_name(inst)
+    name = _kernel_name(inst)
     if name not in registry:
         raise CodegenError(f"{KERNEL_OPCODE} {inst.name!r} names kernel {name!r}, which is not in the internal-kernel "
                            f"registry; known kernels: {', '.join(map(repr, registry)) or 'none'}")

@@ -7,6 +7,9 @@ needs only the target shape: the kernel derives its scales from the input
 shape and ``out_shape``, and its mode was fixed at validation.
 "ResizeNearestGrad" (beyond the seed, whose gradient never reaches a kernel)
 binds the general gradient kernel for the ratios canonicalization leaves.
+The kernels are taken by name, ``kernels.FORWARD_KERNELS[kernels.DEFAULT_FORWARD]``
+and ``kernels.GRAD_KERNELS[kernels.DEFAULT_GRAD]``: each default is named in
+one place, the kernels package.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from ..kernels import FORWARD_KERNELS
+from .. import kernels
 from .hlo import HloInstruction
 
 
@@ -43,17 +46,19 @@ def _get_resize_grad_args(inst: HloInstruction) -> dict:
 
 
 def _build_registry() -> dict[str, InternalKernelConfig]:
-    """As the seed's builder: import each kernel by its exact name and bind its config."""
-    from ..kernels.dispatch import resize_nearest_auto_kernel
-    from ..kernels.grad import resize_nearest_grad_kernel
+    """As the seed's builder: bind each kernel, found by its name, to its config.
 
+    "ResizeNearest" gets the default forward variant and "ResizeNearestGrad"
+    the default gradient kernel, looked up by the names ``kernels.DEFAULT_FORWARD``
+    and ``kernels.DEFAULT_GRAD`` when the registry is built.
+    """
     registry = {}
     registry["ResizeNearest"] = InternalKernelConfig(
-        kernel_func=resize_nearest_auto_kernel,
+        kernel_func=kernels.FORWARD_KERNELS[kernels.DEFAULT_FORWARD],
         operand_count=1,
         additional_args_builder=_get_resize_args)
     registry["ResizeNearestGrad"] = InternalKernelConfig(
-        kernel_func=resize_nearest_grad_kernel,
+        kernel_func=kernels.GRAD_KERNELS[kernels.DEFAULT_GRAD],
         operand_count=1,
         additional_args_builder=_get_resize_grad_args)
     return registry
@@ -66,7 +71,8 @@ def with_forward_kernel(kernel: str | None) -> Mapping[str, InternalKernelConfig
     """The registry with "ResizeNearest" bound to the forward variant named ``kernel`` (None: the registry as is)."""
     if kernel is None:
         return registry
-    if kernel not in FORWARD_KERNELS:
-        choices = ", ".join(map(repr, FORWARD_KERNELS))
+    if kernel not in kernels.FORWARD_KERNELS:
+        choices = ", ".join(map(repr, kernels.FORWARD_KERNELS))
         raise ValueError(f"there is no forward kernel {kernel!r}; choose one of {choices}")
-    return {**registry, "ResizeNearest": replace(registry["ResizeNearest"], kernel_func=FORWARD_KERNELS[kernel])}
+    return {**registry,
+            "ResizeNearest": replace(registry["ResizeNearest"], kernel_func=kernels.FORWARD_KERNELS[kernel])}

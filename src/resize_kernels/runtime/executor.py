@@ -200,8 +200,8 @@ def _reduce_window(inst):
     """
     reducer = _reducer(inst)
     window = inst.window
-    size, stride, pad = window["size"], window["stride"], window["pad"]
-    if any(d != 1 for d in window["lhs_dilate"] + window["rhs_dilate"]) or any(window.get("rhs_reversal", ())):
+    size, stride, pad = window.size, window.stride, window.pad
+    if any(d != 1 for d in window.lhs_dilate + window.rhs_dilate) or any(window.rhs_reversal):
         raise ExecutionError(f"reduce-window {inst.name!r} uses dilation or reversal, which the executor does not run")
     if min(size) < 1 or min(lo for lo, _ in pad) < 0 or min(hi for _, hi in pad) < 0:
         raise ExecutionError(f"reduce-window {inst.name!r} requires window sizes of at least 1 and no negative "

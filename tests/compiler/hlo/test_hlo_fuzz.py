@@ -11,7 +11,7 @@ from resize_kernels.compiler.hlo import HloParseError, parse_hlo_module, print_h
 TEXTS = [p.read_text() for p in sorted((Path(__file__).parent / "data").glob("*.hlo"))]
 # A rough tokenisation, independent of the lexer under test: blanks, strings, words, single characters.
 PIECES = re.compile(r'\s+|"(?:\\.|[^"\\\n])*"|[A-Za-z0-9_.%+\-]+|.', re.S)
-ACCESSORS = ("dimensions", "window", "to_apply", "custom_call_target", "backend_config",
+ACCESSORS = ("dimensions", "window", "to_apply", "custom_call_target", "kernel_name", "backend_config",
              "parameter_number", "tuple_index", "literal")
 
 

@@ -54,7 +54,7 @@ def test_expanding_one_instruction_into_several():
     assert [i.name for i in entry.instructions] == ["p0.1", "transpose.2", "zero", "pool", "transpose.4", "tuple.5"]
     assert entry.instruction("transpose.4").operands == [pooled]
     assert pooled.to_apply is m.computation("add") and m.computations[0].name == "add"
-    assert zero.literal == 0 and pooled.window["size"] == (1, 1, 1, 1)
+    assert zero.literal == 0 and pooled.window.size == (1, 1, 1, 1)
     assert print_hlo_module(parse_hlo_module(str(m))) == str(m)
 
 

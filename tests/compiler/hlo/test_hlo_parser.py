@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from resize_kernels.compiler.hlo import (
-    HloComputation, HloInstruction, HloModule, Result, Shape, TupleShape, parse_hlo_module,
+    HloComputation, HloInstruction, HloModule, Result, Shape, TupleShape, Window, parse_hlo_module,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -61,8 +61,8 @@ def test_new_style_jax_dump():
     assert region.root.name == "add.4" and region.root.operands == region.parameters
     rw = entry.instruction("reduce-window.5")
     assert rw.to_apply is region
-    assert rw.window == {"size": (2, 2), "stride": (2, 2), "pad": [(0, 0), (0, 0)],
-                         "lhs_dilate": (1, 1), "rhs_dilate": (1, 1)}
+    assert rw.window == Window(size=(2, 2), stride=(2, 2), pad=((0, 0), (0, 0)), lhs_dilate=(1, 1),
+                              rhs_dilate=(1, 1), rhs_reversal=(False, False))
     assert [op.name for op in rw.operands] == ["Arg_0.1", "constant.2"]
     assert entry.instruction("broadcast.7").dimensions == ()
     assert entry.instruction("constant.6").literal == np.float32(4)
@@ -106,8 +106,8 @@ def test_comments_tiling_and_raw_attributes():
     assert shape.layout == (3, 2, 1, 0) and shape.layout_suffix == "T(8,128)"
     assert str(shape) == "f32[1,8,8,16]{3,2,1,0:T(8,128)}"
     rw = entry.instruction("rw.4")
-    assert rw.window["pad"] == [(0, 0), (1, 1), (1, 1), (0, 0)]
-    assert rw.window["stride"] == (1, 2, 2, 1)
+    assert rw.window.pad == ((0, 0), (1, 1), (1, 1), (0, 0))
+    assert rw.window.stride == (1, 2, 2, 1)
     assert rw.to_apply.name == "add.1"
     cc = entry.instruction("cc.5")
     assert cc.backend_config == '{"key": [1, 2], "nested": {"a": "b"}}'

@@ -1,5 +1,7 @@
-"""XLA HLO text: parse (both dump styles), inspect and rewrite, print back."""
+"""XLA HLO text: parse (both dump styles), inspect and rewrite, build with typed attribute values, print back."""
 
+from .attributes import IntList, Literal, String, Window
+from .builders import constant, custom_call_module, parameter
 from .ir import HloComputation, HloInstruction, HloModule, Result
 from .lexer import HloParseError
 from .parser import parse_hlo_module
@@ -11,9 +13,16 @@ __all__ = [
     "HloInstruction",
     "HloModule",
     "HloParseError",
+    "IntList",
+    "Literal",
     "Result",
     "Shape",
+    "String",
     "TupleShape",
+    "Window",
+    "constant",
+    "custom_call_module",
+    "parameter",
     "parse_hlo_module",
     "print_hlo_module",
 ]

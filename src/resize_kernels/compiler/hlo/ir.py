@@ -1,9 +1,14 @@
 """HLO modules, computations and instructions: plain mutable objects for compiler passes.
 
-Attributes are kept as raw text (``inst.attributes["dimensions"] == "{0,3,2,1}"``)
-so unknown ones survive a round trip; the typed accessors (``inst.dimensions``,
-``inst.window`` ...) parse them on demand and raise ValueError when an
-attribute is absent or malformed.
+An attribute value is raw text as parsed (``inst.attributes["dimensions"] ==
+"{0,3,2,1}"``), so unknown ones survive a round trip, or a typed value a pass
+set (``String``, ``IntList``, ``Window`` from attributes.py) whose ``str()`` is
+its canonical HLO text. The typed accessors (``inst.dimensions``,
+``inst.window``, ``inst.kernel_name`` ...) return a typed value as it is and
+parse raw text on demand, raising ValueError when an attribute is absent or
+malformed. A payload (what a parameter or constant prints between its
+parentheses) is likewise raw text, or an int parameter number, or a
+``Literal``.
 """
 
 from __future__ import annotations
@@ -13,20 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .attributes import (IntList, Literal, String, Window, parse_int, parse_int_list, parse_literal, parse_name,
+                         parse_string, parse_window)
 from .lexer import IDENTIFIER, HloParseError
+from .printer import print_hlo_module
 from .shape import Shape, TupleShape, leaf_shapes
+
+#: An attribute value: raw text, or a typed value that prints as its canonical text.
+AttributeValue = str | String | IntList | Window | int
 
 
 def _check_identifier(value: object, what: str) -> None:
     if not isinstance(value, str) or not IDENTIFIER.fullmatch(value):
         raise ValueError(f"{what} must match [A-Za-z_][A-Za-z0-9_.-]*, got {value!r}")
-
-
-def _parsers():
-    """The parser module, imported late because it imports this one to build modules."""
-    from . import parser
-
-    return parser
 
 
 @dataclass(frozen=True)
@@ -49,16 +53,16 @@ class Result:
 class HloInstruction:
     """One HLO instruction.
 
-    `operands` are the instruction objects themselves. `payload` is the raw
-    text printed between the parentheses instead of operand names: the number
-    of a ``parameter`` and the literal of a ``constant`` (None otherwise).
-    Any opcode string is accepted, so passes may introduce their own
-    (e.g. "InternalNativeNkiKernel").
+    `operands` are the instruction objects themselves. `payload` is what is
+    printed between the parentheses instead of operand names: the number of a
+    ``parameter`` (text or int) and the literal of a ``constant`` (text or a
+    Literal); None otherwise. Any opcode string is accepted, so passes may
+    introduce their own (e.g. "InternalNativeNkiKernel").
     """
 
     def __init__(self, name: str, opcode: str, shape: Shape | TupleShape,
-                 operands: Iterable[HloInstruction], attributes: dict[str, str] | None = None,
-                 *, payload: str | None = None):
+                 operands: Iterable[HloInstruction], attributes: dict[str, AttributeValue] | None = None,
+                 *, payload: str | int | Literal | None = None):
         _check_identifier(name, "instruction name")
         _check_identifier(opcode, "opcode")
         if not isinstance(shape, (Shape, TupleShape)):
@@ -83,37 +87,44 @@ class HloInstruction:
         """The arrays this instruction produces, tuple shapes flattened in order."""
         return [Result(leaf) for leaf in leaf_shapes(self.shape)]
 
-    def _parse(self, what: str, text: str | None, parse):
-        """Parse `text` (the raw value of `what`) with a parser.py value parser; errors as a clear ValueError."""
-        if text is None:
+    def _parse(self, what: str, value, parse):
+        """Parse `value` (of `what`; raw text, or a value printed as text) with a value parser; errors as a clear
+        ValueError."""
+        if value is None:
             raise ValueError(f"{self.opcode} {self.name!r} has no {what}")
+        text = value if isinstance(value, str) else str(value)
         try:
             return parse(text)
         except HloParseError as error:
             raise ValueError(f"{self.opcode} {self.name!r}: malformed {what} {text!r}: "
                              f"expected {error.expected}, got {error.got}") from None
 
-    def _attribute(self, key: str, parse):
-        return self._parse(f"{key}=", self.attributes.get(key), parse)
+    def _attribute(self, key: str, parse, typed: type | tuple[type, ...] = ()):
+        """Attribute ``key``: as it is when it is a ``typed`` value, else parsed from its text."""
+        value = self.attributes.get(key)
+        if typed and isinstance(value, typed) and not isinstance(value, bool):
+            return value
+        return self._parse(f"{key}=", value, parse)
+
+    def _string(self, key: str) -> str:
+        """The unescaped value of a String attribute (typed, or quoted text)."""
+        value = self.attributes.get(key)
+        return value.value if isinstance(value, String) else self._attribute(key, parse_string)
 
     @property
-    def dimensions(self) -> tuple[int, ...]:
-        """``dimensions={0,3,2,1}`` of transpose, broadcast, reduce, concatenate..."""
-        return self._attribute("dimensions", _parsers().parse_int_list)
+    def dimensions(self) -> IntList:
+        """``dimensions={0,3,2,1}`` of transpose, broadcast, reduce, concatenate... (a tuple of ints)."""
+        return self._attribute("dimensions", parse_int_list, IntList)
 
     @property
-    def window(self) -> dict:
-        """``window={size=.. stride=.. pad=..}`` with defaults filled in.
-
-        Keys: "size", "stride", "lhs_dilate", "rhs_dilate" (tuples of ints) and
-        "pad" (a list of (lo, hi)); "rhs_reversal" only when the text has it.
-        """
-        return self._attribute("window", _parsers().parse_window)
+    def window(self) -> Window:
+        """``window={size=.. stride=.. pad=..}``, every field filled in (``window.size``, ``window.pad`` ...)."""
+        return self._attribute("window", parse_window, Window)
 
     @property
     def to_apply(self) -> HloComputation:
         """The computation named by ``to_apply=``, looked up in the owning module."""
-        name = self._attribute("to_apply", _parsers().parse_name)
+        name = self._attribute("to_apply", parse_name)
         module = self.parent.module if self.parent is not None else None
         if module is None:
             raise ValueError(f"{self.opcode} {self.name!r} is not in a module, so to_apply={name} cannot be resolved")
@@ -121,26 +132,33 @@ class HloInstruction:
 
     @property
     def custom_call_target(self) -> str:
-        return self._attribute("custom_call_target", _parsers().parse_string)
+        return self._string("custom_call_target")
+
+    @property
+    def kernel_name(self) -> str:
+        """``kernel_name="ResizeNearest"`` of an InternalNativeNkiKernel: the internal-kernel registry key."""
+        return self._string("kernel_name")
 
     @property
     def backend_config(self) -> str:
         """The unescaped string (``backend_config="\\"00\\""`` gives '"00"'); a JSON-style {...} value as is."""
         text = self.attributes.get("backend_config")
-        if text is not None and text.startswith("{"):
+        if isinstance(text, str) and text.startswith("{"):
             return text
-        return self._attribute("backend_config", _parsers().parse_string)
+        return self._string("backend_config")
 
     @property
     def parameter_number(self) -> int:
         if self.opcode != "parameter":
             raise ValueError(f"{self.opcode} {self.name!r} is not a parameter")
-        return self._parse("parameter number", self.payload, _parsers().parse_int)
+        if isinstance(self.payload, int) and not isinstance(self.payload, bool):
+            return self.payload
+        return self._parse("parameter number", self.payload, parse_int)
 
     @property
     def tuple_index(self) -> int:
         """``index=`` of a get-tuple-element."""
-        return self._attribute("index", _parsers().parse_int)
+        return self._attribute("index", parse_int, int)
 
     @property
     def literal(self) -> np.ndarray | tuple:
@@ -149,10 +167,13 @@ class HloInstruction:
             raise ValueError(f"{self.opcode} {self.name!r} is not a constant")
         if self.payload is None:
             raise ValueError(f"constant {self.name!r} has no literal")
+        if isinstance(self.payload, Literal) and self.payload.shape == self.shape:
+            return self.payload.value
+        text = str(self.payload)
         try:
-            return _parsers().parse_literal(self.payload, self.shape)
+            return parse_literal(text, self.shape)
         except HloParseError as error:
-            raise ValueError(f"constant {self.name!r}: malformed literal {self.payload!r} for {self.shape}: "
+            raise ValueError(f"constant {self.name!r}: malformed literal {text!r} for {self.shape}: "
                              f"expected {error.expected}, got {error.got}") from None
         except ValueError as error:  # well-formed but unusable, e.g. elided as {...}
             raise ValueError(f"constant {self.name!r}: {error}") from None
@@ -282,8 +303,6 @@ class HloModule:
         return f"<HloModule {self.name} ({len(self.computations)} computations)>"
 
     def __str__(self) -> str:
-        from .printer import print_hlo_module
-
         return print_hlo_module(self)
 
     @property

@@ -2,6 +2,8 @@
 
 The output is canonical: printing a parsed module, parsing that and printing
 again gives the same text, so tests compare modules by their printed form.
+Attribute values and payloads print as ``str(value)``: raw text as parsed, or
+a typed value's canonical text (attributes.py).
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ def print_hlo_computation(comp) -> str:
 
 def print_hlo_instruction(inst, is_root: bool = False) -> str:
     """``[ROOT ]name = shape opcode(operands or payload), key=value, ...``"""
-    inside = inst.payload if inst.payload is not None else ", ".join(op.name for op in inst.operands)
+    inside = str(inst.payload) if inst.payload is not None else ", ".join(op.name for op in inst.operands)
     root = "ROOT " if is_root else ""
     return f"{root}{inst.name} = {inst.shape} {inst.opcode}({inside}){_attributes(inst.attributes)}"
 
 
-def _attributes(attributes: dict[str, str]) -> str:
-    return "".join(f", {key}={value}" for key, value in attributes.items())
+def _attributes(attributes: dict) -> str:
+    return "".join(f", {key}={str(value)}" for key, value in attributes.items())

@@ -97,6 +97,15 @@ class TupleShape:
         return f"({', '.join(map(str, self.elements))})"
 
 
+def element_type(dtype) -> str:
+    """The HLO element type of a numpy dtype (``float32`` -> ``f32``, ml_dtypes' ``bfloat16`` -> ``bf16``)."""
+    dtype = np.dtype(dtype)
+    for name, (_, candidate) in ELEMENT_TYPES.items():
+        if candidate is not None and np.dtype(candidate) == dtype:
+            return name
+    raise ValueError(f"numpy dtype {dtype} has no HLO element type")
+
+
 def leaf_shapes(shape: Shape | TupleShape) -> list[Shape]:
     """The array shapes of `shape` in order, tuples flattened."""
     if isinstance(shape, Shape):

@@ -21,23 +21,20 @@ Beyond the seed, every other ResizeNearestGrad (a non-integer ratio such as
 59 -> 30, a downsample's gradient, or an integer ratio whose float32 map is not
 the block map, e.g. 2 -> 82 where output 41 reads source 0) is lowered by
 ``lower_resize_nearest_grad`` to the general gradient kernel.
-Run validate_resize first: these passes trust the call's mode and shapes.
+Run validate_resize first: these passes trust the call's mode, shapes and
+element type (a gradient's is f32, f16 or bf16: the contract's dtype rule).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from ... import semantics
-from ..hlo import HloComputation, HloInstruction, HloModule, Shape
+from ..hlo import HloComputation, HloInstruction, HloModule, IntList, Shape, Window, constant, parameter
 from .lower_resize import kernel_instruction
-from .validate_resize import ValidationError, custom_call_target
+from .validate_resize import custom_call_target
 
 RESIZE_NEAREST_GRAD = "ResizeNearestGrad"
-#: Element types a gradient may have: a sum of real values.
-GRAD_ELEMENT_TYPES = ("f32", "f16", "bf16")
 #: The element type every sum is accumulated in.
 ACCUMULATOR = "f32"
 _KEPT_ATTRIBUTES = ("metadata",)
@@ -73,28 +70,24 @@ def lower_resize_nearest_grad(module: HloModule) -> None:
 
 
 def block_factors(dy_hw, dx_hw) -> tuple[int, int] | None:
-    """(k_h, k_w) when each axis of dy is k times dx's and its float32 forward map is ``o // k``; else None."""
+    """(k_h, k_w) when each axis of dy is k times dx's and its float32 forward map is ``o // k``; else None.
+
+    A block ratio is ``semantics.integer_ratio(in_size, out_size) == (k, 1)``.
+    """
     factors = []
     for out_size, in_size in zip(dy_hw, dx_hw):
-        if out_size % in_size:
+        ratio = semantics.integer_ratio(in_size, out_size)
+        if ratio is None or ratio[1] != 1:
             return None
-        k = out_size // in_size
-        if not np.array_equal(semantics.source_index(in_size, out_size), np.arange(out_size) // k):
-            return None
-        factors.append(k)
+        factors.append(ratio[0])
     return factors[0], factors[1]
 
 
 def _resize_grad_calls(module: HloModule):
-    """(computation, instruction) for every ResizeNearestGrad custom-call; a non-float one is an error."""
+    """(computation, instruction) for every ResizeNearestGrad custom-call."""
     for comp in list(module.computations):  # canonicalize adds a computation on the way
         for inst in list(comp.instructions):
             if custom_call_target(inst) == RESIZE_NEAREST_GRAD:
-                if inst.shape.element_type not in GRAD_ELEMENT_TYPES:
-                    raise ValidationError(
-                        f"{RESIZE_NEAREST_GRAD} custom-call {inst.name!r} requires a float element type "
-                        f"({', '.join(GRAD_ELEMENT_TYPES)}), got result {inst.shape}: a gradient is a sum of real "
-                        f"values; convert dy to f32 before the call")
                 yield comp, inst
 
 
@@ -106,19 +99,24 @@ def _window_sum(comp: HloComputation, inst: HloInstruction, factors: tuple[int, 
     kept = {key: inst.attributes[key] for key in _KEPT_ATTRIBUTES if key in inst.attributes}
     scalar, wide = Shape(ACCUMULATOR, ()), replace(dx, element_type=ACCUMULATOR)
 
-    def emit(suffix, shape, opcode, operands=(), attributes=None, payload=None):
-        name = _fresh_name({i.name for i in comp.instructions}, f"{inst.name}.{suffix}")
-        new = HloInstruction(name, opcode, shape, operands, {**(attributes or {}), **kept}, payload=payload)
+    def fresh(suffix):
+        return _fresh_name({i.name for i in comp.instructions}, f"{inst.name}.{suffix}")
+
+    def add(new):
+        new.attributes.update(kept)
         return comp.add_instruction(new, before=inst)
+
+    def emit(suffix, shape, opcode, operands, attributes=None):
+        return add(HloInstruction(fresh(suffix), opcode, shape, operands, attributes))
 
     source = dy if dy.shape.element_type == ACCUMULATOR else emit(
         "widen", replace(dy.shape, element_type=ACCUMULATOR), "convert", [dy])
-    zero = emit("zero", scalar, "constant", payload="0")
-    window = f"{{size=1x{k_h}x{k_w}x1 stride=1x{k_h}x{k_w}x1}}"
+    zero = add(constant(fresh("zero"), scalar, 0))
+    window = Window(size=(1, k_h, k_w, 1), stride=(1, k_h, k_w, 1))
     total = emit("sum", wide, "reduce-window", [source, zero], {"window": window, "to_apply": adder.name})
     if average_pool:
-        count = emit("count", scalar, "constant", payload=str(k_h * k_w))
-        counts = emit("counts", wide, "broadcast", [count], {"dimensions": "{}"})
+        count = add(constant(fresh("count"), scalar, k_h * k_w))
+        counts = emit("counts", wide, "broadcast", [count], {"dimensions": IntList()})
         total = emit("mean", wide, "divide", [total, counts])
     if dx.element_type != ACCUMULATOR:
         total = emit("narrow", dx, "convert", [total])
@@ -128,8 +126,7 @@ def _window_sum(comp: HloComputation, inst: HloInstruction, factors: tuple[int, 
 def _add_computation(module: HloModule) -> HloComputation:
     """A new ``add`` of two f32 scalars for reduce-window's to_apply, added to the module."""
     scalar = Shape(ACCUMULATOR, ())
-    lhs = HloInstruction("lhs", "parameter", scalar, [], payload="0")
-    rhs = HloInstruction("rhs", "parameter", scalar, [], payload="1")
+    lhs, rhs = parameter("lhs", 0, scalar), parameter("rhs", 1, scalar)
     root = HloInstruction("sum", "add", scalar, [lhs, rhs])
     name = _fresh_name({comp.name for comp in module.computations}, f"add_{ACCUMULATOR}")
     return module.add_computation(HloComputation(name, [lhs, rhs, root], root=root))

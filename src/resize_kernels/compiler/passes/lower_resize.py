@@ -2,15 +2,16 @@
 
 This is where the HLO op becomes a call of an internal NKI kernel: the new
 instruction keeps the custom-call's name, operands, result shape and metadata,
-and carries ``kernel_name="ResizeNearest"``, the key codegen looks up in the
-internal-kernel registry. ResizeNearestGrad is not lowered here: the seed
-rewrites it into an average pool long before codegen (a pass of its own).
+and carries ``kernel_name="ResizeNearest"`` (a typed String), the key codegen
+looks up in the internal-kernel registry. ResizeNearestGrad is not lowered
+here: the seed rewrites it into an average pool long before codegen (a pass
+of its own).
 Run validate_resize first: this pass trusts the call's mode and shapes.
 """
 
 from __future__ import annotations
 
-from ..hlo import HloInstruction, HloModule
+from ..hlo import HloInstruction, HloModule, String
 from .validate_resize import custom_call_target
 
 KERNEL_OPCODE = "InternalNativeNkiKernel"
@@ -28,6 +29,6 @@ def lower_resize_nearest(module: HloModule) -> None:
 
 def kernel_instruction(inst: HloInstruction, kernel_name: str) -> HloInstruction:
     """An InternalNativeNkiKernel standing where ``inst`` was: same name, operands and result shape."""
-    attributes = {"kernel_name": f'"{kernel_name}"'}
+    attributes = {"kernel_name": String(kernel_name)}
     attributes.update((key, inst.attributes[key]) for key in _KEPT_ATTRIBUTES if key in inst.attributes)
     return HloInstruction(inst.name, KERNEL_OPCODE, inst.shape, inst.operands, attributes)

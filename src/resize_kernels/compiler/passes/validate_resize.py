@@ -4,8 +4,12 @@ The kernels take no mode argument: they implement only the asymmetric,
 floor-rounding transform (align_corners=false, half_pixel_centers=false). So
 the mode is checked here, once, from the custom-call's backend_config, which
 torch_xla writes as two quoted characters, align_corners then
-half_pixel_centers (``backend_config="\\"00\\""``). The shape checks make sure
-that what reaches a kernel is an NHWC image resized in dims 1 and 2 only.
+half_pixel_centers (``backend_config="\\"00\\""``). The HLO-level checks make
+sure the call has one rank-4 operand and result of one element type the
+NeuronCore moves; the shape and dtype rules are then the op's one contract
+(``contract.resize_shapes`` / ``grad_shapes``, ``resize_dtype`` /
+``grad_dtype``), whose messages are re-raised as ValidationError: what
+reaches a kernel is an NHWC image resized in dims 1 and 2 only.
 torch_xla transposes NCHW with dimensions={0,3,2,1}, so the custom call may
 see (N, W, H, C); the map is separable per axis, so dims 1 and 2 are simply
 resized as they come.
@@ -17,8 +21,8 @@ import re
 
 import numpy as np
 
+from ... import contract
 from ...machine import dtypes
-from ...semantics import MAX_DIM
 from ..hlo import HloInstruction, HloModule, Shape
 from ..hlo.shape import ELEMENT_TYPES
 
@@ -56,14 +60,16 @@ def validate_resize(module: HloModule) -> None:
 
 
 def check_resize_custom_call(inst: HloInstruction) -> None:
-    """One ResizeNearest / ResizeNearestGrad custom-call: its mode, operand and shapes."""
+    """One ResizeNearest / ResizeNearestGrad custom-call: its operand count, mode, element types, then the contract."""
     target = inst.custom_call_target
     what = f"{target} custom-call {inst.name!r}"
     if len(inst.operands) != 1:
         raise ValidationError(f"{what} requires exactly 1 operand (the NHWC image), got {len(inst.operands)}; "
                               f"pass the image alone")
     _check_mode(inst, target, what)
-    _check_shapes(inst.operands[0].shape, inst.shape, what)
+    operand, result = inst.operands[0].shape, inst.shape
+    _check_arrays(operand, result, what)
+    _check_contract(target, operand, result, what)
 
 
 def _check_mode(inst: HloInstruction, target: str, what: str) -> None:
@@ -83,7 +89,8 @@ def _check_mode(inst: HloInstruction, target: str, what: str) -> None:
                                   f"Set {flag}=false in your {target} configuration.")
 
 
-def _check_shapes(operand, result, what: str) -> None:
+def _check_arrays(operand, result, what: str) -> None:
+    """HLO-level: rank-4 arrays of one element type the NeuronCore supports."""
     got = f"got operand {operand} and result {result}"
     if not (isinstance(operand, Shape) and isinstance(result, Shape) and operand.rank == result.rank == 4):
         raise ValidationError(f"{what} requires rank-4 arrays (N, H, W, C) as operand and result, {got}; "
@@ -94,11 +101,16 @@ def _check_shapes(operand, result, what: str) -> None:
     if result.element_type != operand.element_type:
         raise ValidationError(f"{what} requires the result element type to equal the operand's, {got}; "
                               f"a resize moves data unchanged, so convert before or after the call")
-    for dim, name in ((0, "batch"), (3, "channels")):
-        if result.dims[dim] != operand.dims[dim]:
-            raise ValidationError(f"{what} requires the result {name} (dim {dim}) to equal the operand's, {got}; "
-                                  f"a resize changes only dims 1 and 2, so set the result's dim {dim} to "
-                                  f"{operand.dims[dim]}")
-    if min(operand.dims + result.dims) < 1 or max(operand.dims[1:3] + result.dims[1:3]) >= MAX_DIM:
-        raise ValidationError(f"{what} requires every dimension to be at least 1 and dims 1 and 2 to be below "
-                              f"2**24 (float32 positions stop being exact there), {got}; split the resize")
+
+
+def _check_contract(target: str, operand: Shape, result: Shape, what: str) -> None:
+    """The op's shape and dtype rules (contract.py); a gradient's operand is dy and its result dx."""
+    try:
+        if target == "ResizeNearestGrad":
+            contract.grad_shapes(what, operand.dims, result.dims)
+            contract.grad_dtype(what, operand.numpy_dtype)
+        else:
+            contract.resize_shapes(what, operand.dims, result.dims)
+            contract.resize_dtype(what, operand.numpy_dtype)
+    except (ValueError, TypeError) as error:
+        raise ValidationError(str(error)) from error
