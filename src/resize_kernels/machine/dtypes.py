@@ -46,10 +46,6 @@ def short_name(dtype) -> str:
     return SHORT_NAMES[np.dtype(dtype)]
 
 
-def is_integer(dtype) -> bool:
-    return np.dtype(dtype).kind in "iu"
-
-
 def to_f32(x: np.ndarray) -> np.ndarray:
     """Engine input cast: any machine dtype to float32 (ints round to nearest even above 2**24)."""
     return x if x.dtype == float32 else x.astype(float32)

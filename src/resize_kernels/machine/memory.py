@@ -81,7 +81,6 @@ class SbufAllocator:
         self.capacity = partition_bytes
         self.top = 0
         self.high_water = 0
-        self.tiles: list[SbufTile] = []
 
     def allocate(self, name: str, shape: tuple, dtype) -> SbufTile:
         partitions, free_shape = shape[0], tuple(shape[1:])
@@ -97,7 +96,6 @@ class SbufAllocator:
                 f"({self.top} in use); split the tile's free dimension or select the 224 KiB SBUF (trn2)")
         self.top += -(-need // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
         self.high_water = max(self.high_water, self.top)
-        self.tiles.append(tile)
         return tile
 
     def mark(self) -> int:

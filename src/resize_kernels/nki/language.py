@@ -91,7 +91,10 @@ def affine_range(*args):
         allocator.release(mark)
 
 
-sequential_range = affine_range
+def sequential_range(*args):
+    """range(...) whose iterations are declared dependent (NKI: a loop-carried dependency); unrolled at trace
+    time like affine_range, whose tile scoping it shares. The simulator runs every Program in issue order."""
+    yield from affine_range(*args)
 
 
 def arange(n: int) -> Arange:

@@ -46,7 +46,6 @@ class Tracer:
 
     def sbuf(self, name: str | None, shape, dtype) -> NkiTensor:
         tile = self.allocator.allocate(self.unique(name or "t"), tuple(int(s) for s in shape), dtypes.as_dtype(dtype))
-        self.program.tiles.append(tile)
         return NkiTensor(tile)
 
 

@@ -1,0 +1,44 @@
+"""``@nki.jit``: the way to write your own kernel, trace it into a Program and simulate it on numpy arrays."""
+
+import numpy as np
+
+from resize_kernels import nki
+from resize_kernels.nki import isa as nisa
+from resize_kernels.nki import language as nl
+
+
+@nki.jit
+def add_one_rows(x):
+    """(P, F) float32 in HBM -> x + 1, row block by row block through SBUF."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.hbm, name="out")
+    rows = 4
+    for r in nl.sequential_range(0, x.shape[0], rows):
+        tile = nl.ndarray((rows, x.shape[1]), dtype=x.dtype, name="tile")
+        nisa.dma_copy(dst=tile, src=x[r:r + rows, :])
+        nisa.tensor_scalar(tile, tile, op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=out[r:r + rows, :], src=tile)
+    return out
+
+
+@nki.jit
+def twice(x):
+    """A kernel calling a kernel: the inner one is inlined into the same Program."""
+    return add_one_rows(add_one_rows(x))
+
+
+def test_a_jit_kernel_runs_on_numpy_arrays():
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    np.testing.assert_array_equal(add_one_rows(x), x + 1)
+
+
+def test_a_jit_kernel_traces_into_a_program():
+    program = add_one_rows.trace(nki.TensorSpec((8, 3), np.dtype(np.float32)))
+    assert program.name == "add_one_rows" and program.counts() == {"dma_copy": 4, "tensor_scalar": 2}
+    assert [t.name for t in program.outputs] == ["out"]
+    assert "tensor_scalar" in program.listing()
+
+
+def test_kernels_calling_kernels_are_inlined():
+    x = np.ones((4, 2), np.float32)
+    np.testing.assert_array_equal(twice(x), x + 2)
+    assert len(twice.trace(x).instructions) == 2 * len(add_one_rows.trace(x).instructions)
