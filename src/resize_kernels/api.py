@@ -16,6 +16,7 @@ from .compiler.hlo import Shape, custom_call_module
 from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
 from .compiler.pipeline import compile_module
+from .errors import InvalidTypeError, InvalidValueError
 from .kernels import DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_KERNELS
 from .machine.cost import CostReport, program_cost, target_params
 from .machine.isa import Program
@@ -36,7 +37,7 @@ def kernel_variant(op: str, kernel: str | None, also: tuple = ()) -> str:
     kernels, default, _ = _OPS[op]
     name = default if kernel is None else kernel
     if not isinstance(name, str) or name not in kernels:
-        raise ValueError(f"{op} has no kernel {kernel!r}; choose one of {', '.join(map(repr, [*kernels, *also]))}")
+        raise InvalidValueError(f"{op} has no kernel {kernel!r}; choose one of {', '.join(map(repr, [*kernels, *also]))}")
     return name
 
 
@@ -45,9 +46,9 @@ def _check_array(x, what: str) -> None:
     if not isinstance(x, np.ndarray):
         hint = "; convert a torch tensor with .numpy() (or use resize_kernels.frontends.torch)" \
             if type(x).__module__.startswith("torch") else ""
-        raise TypeError(f"{what} requires a numpy array in NHWC layout, got {type(x).__name__}{hint}")
+        raise InvalidTypeError(f"{what} requires a numpy array in NHWC layout, got {type(x).__name__}{hint}")
     if x.ndim != 4:
-        raise ValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
+        raise InvalidValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
                          f"got shape {x.shape}")
 
 
@@ -157,7 +158,7 @@ def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.n
     dtype = _dtype(op, dy.dtype)
     blocks = block_factors(shape[1:3], other[1:3]) is not None
     if kernel == REDUCE_WINDOW and not blocks:
-        raise ValueError(f"resize_nearest_grad kernel='reduce_window' requires dy's height and width to be integer "
+        raise InvalidValueError(f"resize_nearest_grad kernel='reduce_window' requires dy's height and width to be integer "
                          f"multiples k of the input's whose float32 forward map is o // k, got dy "
                          f"{shape[1:3]} for input {other[1:3]}; use kernel='general' (or None) for this ratio")
     if kernel == REDUCE_WINDOW or (kernel is None and blocks):

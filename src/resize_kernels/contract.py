@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import semantics
+from .errors import InvalidTypeError, InvalidValueError
 from .machine import dtypes
 
 #: Flat element addresses must fit an int32 DMA offset.
@@ -33,13 +34,13 @@ def _is_int(v) -> bool:
 def size_pair(what: str, size, whose: str, names: str = "height, width") -> tuple[int, int]:
     """``size`` (``whose`` size, e.g. "output") as a pair; its values are checked by the shape rules below."""
     if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise TypeError(f"{what} requires the {whose} size as a pair ({names}), got {size!r}")
+        raise InvalidTypeError(f"{what} requires the {whose} size as a pair ({names}), got {size!r}")
     return size[0], size[1]
 
 
 def _four(what: str, name: str, shape) -> tuple:
     if not isinstance(shape, (tuple, list)) or len(shape) != 4:
-        raise ValueError(f"{what} requires {name} as four positive integers (N, H, W, C), got {shape!r}")
+        raise InvalidValueError(f"{what} requires {name} as four positive integers (N, H, W, C), got {shape!r}")
     return tuple(shape)
 
 
@@ -70,14 +71,14 @@ def _shapes(what, in_shape, out_shape, in_name, out_name):
         semantics.check_axis(i, o, what)
     for name, shape in ((in_name, in_shape), (out_name, out_shape)):
         if not all(_is_int(d) and d > 0 for d in (shape[0], shape[3])):
-            raise ValueError(f"{what} requires at least one batch and one channel, got {name} {shape}")
+            raise InvalidValueError(f"{what} requires at least one batch and one channel, got {name} {shape}")
     in_shape, out_shape = tuple(map(int, in_shape)), tuple(map(int, out_shape))
     if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
-        raise ValueError(f"{what} requires equal batch and channels in {in_name} and {out_name} (a resize changes "
+        raise InvalidValueError(f"{what} requires equal batch and channels in {in_name} and {out_name} (a resize changes "
                          f"only H and W), got {in_shape} and {out_shape}")
     for name, shape in ((in_name, in_shape), (out_name, out_shape)):
         if math.prod(shape) >= ADDRESS_LIMIT:
-            raise ValueError(f"{what} requires fewer than 2**31 elements per tensor, got {name} {shape} "
+            raise InvalidValueError(f"{what} requires fewer than 2**31 elements per tensor, got {name} {shape} "
                              f"({math.prod(shape):,} elements); split the batch or the channels")
     return in_shape, out_shape
 
@@ -92,5 +93,5 @@ def grad_dtype(what: str, dtype) -> np.dtype:
     dt = np.dtype(dtype) if not isinstance(dtype, str) else dtypes.as_dtype(dtype, what)
     if dt not in GRAD_DTYPES:
         hint = "cast it with .astype(np.float32)" if dt.kind in "fc" else "a gradient is real-valued"
-        raise TypeError(f"{what} requires dtype {', '.join(semantics.GRAD_DTYPES)}, got {dt}; {hint}")
+        raise InvalidTypeError(f"{what} requires dtype {', '.join(semantics.GRAD_DTYPES)}, got {dt}; {hint}")
     return dt

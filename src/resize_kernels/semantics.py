@@ -7,12 +7,14 @@ the product ``dst * scale`` is a float32 multiply (round to nearest even), then
 floored and clamped to ``in - 1``. The exact-rational map is kept only to report
 where float32 and exact arithmetic disagree.
 
-This module is the oracle: it imports nothing else from the package.
+This module is the oracle: it imports nothing else from the package but its error classes.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .errors import InvalidTypeError, InvalidValueError
 
 #: Every dimension must stay below this: float32 holds integers exactly only up to 2**24.
 MAX_DIM = 1 << 24
@@ -22,11 +24,11 @@ def check_axis(in_size, out_size, what="resize_nearest"):
     """Reject sizes the convention cannot represent (non-integers, <= 0, >= 2**24)."""
     for name, v in (("input", in_size), ("output", out_size)):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{what} requires integer sizes, got {name} size {v!r} of type {type(v).__name__}")
+            raise InvalidTypeError(f"{what} requires integer sizes, got {name} size {v!r} of type {type(v).__name__}")
         if v <= 0:
-            raise ValueError(f"{what} requires positive sizes, got {name} size {v}")
+            raise InvalidValueError(f"{what} requires positive sizes, got {name} size {v}")
         if v >= MAX_DIM:
-            raise ValueError(
+            raise InvalidValueError(
                 f"{what} requires every size below 2**24 = {MAX_DIM} (float32 positions stop being exact there), "
                 f"got {name} size {v}; split the resize into smaller pieces")
 
@@ -71,7 +73,7 @@ def source_index_exact(in_size: int, out_size: int) -> np.ndarray:
 
 def _check_hw(name, hw):
     if not isinstance(hw, (tuple, list)) or len(hw) != 2:
-        raise TypeError(f"index_map requires {name} as a pair (height, width), got {hw!r}")
+        raise InvalidTypeError(f"index_map requires {name} as a pair (height, width), got {hw!r}")
     return tuple(hw)
 
 
@@ -90,7 +92,7 @@ def map_differences(in_size: int, out_size: int) -> np.ndarray:
 def resize_nearest_reference(x: np.ndarray, out_hw) -> np.ndarray:
     """Reference forward resize of an NHWC array: a gather by the float32 index map."""
     if x.ndim != 4:
-        raise ValueError(f"resize_nearest_reference requires an NHWC array of rank 4, got shape {x.shape}")
+        raise InvalidValueError(f"resize_nearest_reference requires an NHWC array of rank 4, got shape {x.shape}")
     (out_h, out_w) = _check_hw("out_hw", out_hw)
     _, in_h, in_w, _ = x.shape
     return x[:, source_index(in_h, out_h)[:, None], source_index(in_w, out_w)[None, :], :]
@@ -124,9 +126,9 @@ def resize_nearest_grad_reference(dy: np.ndarray, in_hw) -> np.ndarray:
     nearest even. PyTorch's CPU backward sums in the same order.
     """
     if dy.ndim != 4:
-        raise ValueError(f"resize_nearest_grad_reference requires an NHWC array of rank 4, got shape {dy.shape}")
+        raise InvalidValueError(f"resize_nearest_grad_reference requires an NHWC array of rank 4, got shape {dy.shape}")
     if dy.dtype.name not in GRAD_DTYPES:
-        raise TypeError(f"resize_nearest_grad_reference requires dy of dtype {', '.join(GRAD_DTYPES)}, "
+        raise InvalidTypeError(f"resize_nearest_grad_reference requires dy of dtype {', '.join(GRAD_DTYPES)}, "
                         f"got {dy.dtype}")
     (in_h, in_w) = _check_hw("in_hw", in_hw)
     b, out_h, out_w, c = dy.shape

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import contract, semantics
 from .api import kernel_variant, trace_resize
+from .errors import InvalidValueError
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
@@ -91,7 +92,7 @@ def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
         return (1, 2, in_size, 1), (1, 3, out_size, 1)
     if axis == "h":
         return (1, in_size, 3, 1), (1, out_size, 1, 1)
-    raise ValueError(f"sweep axis must be 'h' or 'w', got {axis!r}")
+    raise InvalidValueError(f"sweep axis must be 'h' or 'w', got {axis!r}")
 
 
 @dataclass
@@ -134,7 +135,7 @@ def _sweep_one_input(task):
 def sweep(n: int, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False) -> SweepResult:
     """Verify every (in, out) pair in 1..n on one axis; ``jobs`` processes share the work."""
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"sweep requires a positive size bound n, got {n!r}")
+        raise InvalidValueError(f"sweep requires a positive size bound n, got {n!r}")
     axis_shapes(axis, 1, 1)
     name = kernel_variant("resize_nearest", kernel)
     tasks = [(name, axis, i, n) for i in range(1, n + 1)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..errors import InvalidValueError
 from ..machine.errors import MachineError
 from ..machine.isa import Program
 from ..nki import TensorSpec, trace
@@ -20,7 +21,7 @@ from .passes.validate_resize import SUPPORTED_ELEMENT_TYPES
 from .registry import InternalKernelConfig
 
 
-class CodegenError(ValueError):
+class CodegenError(InvalidValueError):
     """A kernel instruction that cannot be traced; the message names the instruction and the reason."""
 
 

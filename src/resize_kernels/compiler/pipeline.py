@@ -16,11 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidTypeError
 from ..machine.isa import Program
 from .codegen import codegen
 from .hlo import HloInstruction, HloModule, parse_hlo_module, print_hlo_module
-from .passes import (average_pool_resize_grad, canonicalize_resize_grad, lower_resize_nearest,
-                     lower_resize_nearest_grad, validate_resize)
+from .passes import (
+    average_pool_resize_grad,
+    canonicalize_resize_grad,
+    lower_resize_nearest,
+    lower_resize_nearest_grad,
+    validate_resize,
+)
 from .registry import with_forward_kernel
 
 __all__ = ["PASSES", "CompiledModule", "compile_module", "run_passes"]
@@ -59,7 +65,7 @@ def compile_module(hlo: str | HloModule, kernel: str | None = None, *,
     if isinstance(hlo, str):
         hlo = parse_hlo_module(hlo)
     elif not isinstance(hlo, HloModule):
-        raise TypeError(f"compile_module takes HLO text or an HloModule, got {type(hlo).__name__}")
+        raise InvalidTypeError(f"compile_module takes HLO text or an HloModule, got {type(hlo).__name__}")
     module = run_passes(hlo, passes)
     return CompiledModule(module, codegen(module, registry))
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from .. import kernels
+from ..errors import InvalidValueError
 from .hlo import HloInstruction
 
 
@@ -73,6 +74,6 @@ def with_forward_kernel(kernel: str | None) -> Mapping[str, InternalKernelConfig
         return registry
     if kernel not in kernels.FORWARD_KERNELS:
         choices = ", ".join(map(repr, kernels.FORWARD_KERNELS))
-        raise ValueError(f"there is no forward kernel {kernel!r}; choose one of {choices}")
+        raise InvalidValueError(f"there is no forward kernel {kernel!r}; choose one of {choices}")
     return {**registry,
             "ResizeNearest": replace(registry["ResizeNearest"], kernel_func=kernels.FORWARD_KERNELS[kernel])}

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .. import api
+from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["interpolate_nearest", "ResizeNearest", "resize_nearest", "resize_nearest_grad"]
 
@@ -26,20 +27,20 @@ _DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 def _check(x, what: str) -> None:
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{what} requires a torch.Tensor in NCHW layout, got {type(x).__name__}")
+        raise InvalidTypeError(f"{what} requires a torch.Tensor in NCHW layout, got {type(x).__name__}")
     if x.dim() != 4:
-        raise ValueError(f"{what} requires an NCHW tensor of rank 4 (batch, channels, height, width), "
+        raise InvalidValueError(f"{what} requires an NCHW tensor of rank 4 (batch, channels, height, width), "
                          f"got shape {tuple(x.shape)}")
     if x.dtype not in _DTYPES:
         hint = ("the NeuronCore has no float64: call .float() first (gradcheck: see the frontend tests)"
                 if x.dtype == torch.float64 else "cast it with .float()")
-        raise TypeError(f"{what} requires a float32, float16 or bfloat16 tensor, got {x.dtype}; {hint}")
+        raise InvalidTypeError(f"{what} requires a float32, float16 or bfloat16 tensor, got {x.dtype}; {hint}")
 
 
 def _nhwc_numpy(x: torch.Tensor) -> np.ndarray:
     """The NHWC numpy view of an NCHW CPU tensor (no copy; bfloat16 reinterpreted bit for bit)."""
     if x.device.type != "cpu":
-        raise ValueError(f"resize_kernels runs on CPU tensors, got one on {x.device}; move it with .cpu()")
+        raise InvalidValueError(f"resize_kernels runs on CPU tensors, got one on {x.device}; move it with .cpu()")
     v = x.detach().permute(0, 2, 3, 1)
     if v.dtype == torch.bfloat16:
         return v.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
@@ -112,7 +113,7 @@ def interpolate_nearest(x: torch.Tensor, size) -> torch.Tensor:
     pair = (size, size) if isinstance(size, int) else size
     if not isinstance(pair, (tuple, list, torch.Size)) or len(pair) != 2 or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in pair):
-        raise TypeError(f"interpolate_nearest requires size as an int or a pair of ints (height, width), got {size!r}")
+        raise InvalidTypeError(f"interpolate_nearest requires size as an int or a pair of ints (height, width), got {size!r}")
     _check(x, "interpolate_nearest")
     return resize_nearest(x, list(pair))
 

@@ -11,6 +11,7 @@ tile through step-0 pairs (a broadcast read).
 from __future__ import annotations
 
 from .. import contract
+from ..errors import InvalidValueError
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import CHUNK_BYTES, broadcast_pairs, channel_chunk, partition_pieces
@@ -39,7 +40,7 @@ def resize_nearest_strided_kernel(data_tensor, out_shape):
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
     ratios = plan_resize(in_shape, out_shape).integer_ratios
     if ratios is None:
-        raise ValueError(f"{name} requires an integer ratio on each axis (out = k * in or in = k * out, with the "
+        raise InvalidValueError(f"{name} requires an integer ratio on each axis (out = k * in or in = k * out, with the "
                          f"float32 map exactly d // k or d * k), got {in_shape} -> {out_shape}; "
                          f"use kernel 'auto', which handles every shape")
     (up_h, down_h), (up_w, down_w) = ratios

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import InvalidValueError
 from .errors import OutOfBoundsError
 from .memory import HbmTensor, SbufTile
 
@@ -33,32 +34,32 @@ class AccessPattern:
         object.__setattr__(self, "shape", tuple(n for _, n in pattern))  # read on every use: computed once
         object.__setattr__(self, "is_sbuf", isinstance(self.tensor, SbufTile))
         if not pattern:
-            raise ValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
+            raise InvalidValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
         for step, num in pattern:
             if num < 1 or step < 0:
-                raise ValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in every "
+                raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in every "
                                  f"[step, num] pair, got {[list(p) for p in pattern]}")
         if (self.vector_offset is None) != (self.indirect_dim is None):
-            raise ValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
+            raise InvalidValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
         if self.indirect_dim is not None:
             self._check_indirect()
         if self.is_sbuf:
             free = self.tensor.free_size
             if pattern[0][0] % free and pattern[0][1] > 1:
-                raise ValueError(f"the first [step, num] pair of an SBUF access pattern walks partitions: its step "
+                raise InvalidValueError(f"the first [step, num] pair of an SBUF access pattern walks partitions: its step "
                                  f"must be a multiple of tile {self.tensor.name!r}'s free size {free}, got {pattern[0][0]}")
 
     def _check_indirect(self):
         v = self.vector_offset
         if self.indirect_dim != 0:
-            raise ValueError(f"indirect access on {self.tensor.name!r} supports only indirect_dim=0, got {self.indirect_dim}")
+            raise InvalidValueError(f"indirect access on {self.tensor.name!r} supports only indirect_dim=0, got {self.indirect_dim}")
         if self.is_sbuf:
-            raise ValueError(f"indirect access needs the indexed tensor in HBM, but {self.tensor.name!r} is in SBUF")
+            raise InvalidValueError(f"indirect access needs the indexed tensor in HBM, but {self.tensor.name!r} is in SBUF")
         if not v.is_sbuf or v.tensor.dtype.name != "int32" or v.shape != (self.shape[0], 1):
-            raise ValueError(f"vector_offset of an indirect access on {self.tensor.name!r} must be an int32 "
+            raise InvalidValueError(f"vector_offset of an indirect access on {self.tensor.name!r} must be an int32 "
                              f"({self.shape[0]}, 1) SBUF tile, got {v.describe()} of shape {v.shape}")
         if self.row_size < 1:
-            raise ValueError(f"indirect access on {self.tensor.name!r} needs a row size of at least 1")
+            raise InvalidValueError(f"indirect access on {self.tensor.name!r} needs a row size of at least 1")
 
     @property
     def size(self) -> int:

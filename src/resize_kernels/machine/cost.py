@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from .access import AccessPattern
 from .isa import DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorTensor
 from .memory import SBUF_PARTITION_BYTES
@@ -109,7 +110,7 @@ TARGETS = {
 def target_params(target: str) -> CostParams:
     """The CostParams of ``target`` ("trn1" or "trn2")."""
     if target not in TARGETS:
-        raise ValueError(f"the cost model has no target {target!r}; choose one of {', '.join(map(repr, TARGETS))}")
+        raise InvalidValueError(f"the cost model has no target {target!r}; choose one of {', '.join(map(repr, TARGETS))}")
     return TARGETS[target]
 
 
@@ -130,7 +131,7 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
         return params.iota_fixed_cycles + n
     inputs = 2 if isinstance(inst, TensorTensor) else 1
     if inst.engine not in ("vector", "scalar"):
-        raise ValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
+        raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
                          f"add them to machine/cost.py")
     return params.vector_fixed_cycles + max(params.vector_floor_cycles, inputs * n)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from ..errors import InvalidTypeError
+
 float32 = np.dtype(np.float32)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float16 = np.dtype(np.float16)
@@ -37,7 +39,7 @@ def as_dtype(dtype, what: str = "the NeuronCore model") -> np.dtype:
     if dt not in SHORT_NAMES:
         choices = ", ".join(n for n in _NAMES if n not in SHORT_NAMES.values())
         got = dtype if isinstance(dtype, str) else getattr(dt, "name", repr(dtype))
-        raise TypeError(f"{what} requires one of the dtypes {choices}, got {got}; cast the data first "
+        raise InvalidTypeError(f"{what} requires one of the dtypes {choices}, got {got}; cast the data first "
                         f"(float64 to float32; complex has no equivalent on the machine)")
     return dt
 

@@ -1,7 +1,9 @@
 """Errors the machine raises: each names what went wrong and where."""
 
+from ..errors import ResizeKernelsError
 
-class MachineError(Exception):
+
+class MachineError(ResizeKernelsError):
     """Base of every error raised by the NeuronCore model."""
 
 

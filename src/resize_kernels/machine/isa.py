@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from . import dtypes
 from .access import AccessPattern
 from .memory import HbmTensor
@@ -46,7 +47,7 @@ def alu_op(op) -> str:
     """The name of an ALU op given as a string or as an object with ``alu_name`` (``nl.multiply``)."""
     name = getattr(op, "alu_name", op)
     if name not in ALU_OPS:
-        raise ValueError(f"unknown ALU op {op!r}; the engines support {', '.join(sorted(ALU_OPS))}")
+        raise InvalidValueError(f"unknown ALU op {op!r}; the engines support {', '.join(sorted(ALU_OPS))}")
     return name
 
 
@@ -75,11 +76,11 @@ class Instruction:
         if self.engine != "dma":
             for ap in (self.dst, *self.sources()):
                 if not ap.is_sbuf or ap.indirect_dim is not None:
-                    raise ValueError(f"{where}: {self.opcode} reads and writes SBUF tiles through direct "
+                    raise InvalidValueError(f"{where}: {self.opcode} reads and writes SBUF tiles through direct "
                                      f"access patterns, got {ap.describe()}")
         for ap in self.sources():
             if self.engine != "dma" and ap.shape != self.dst.shape:
-                raise ValueError(f"{where}: {self.opcode} requires operands of the destination's shape "
+                raise InvalidValueError(f"{where}: {self.opcode} requires operands of the destination's shape "
                                  f"{self.dst.shape}, got {ap.describe()} of shape {ap.shape}")
         for ap in (self.dst, *self.sources()):
             ap.check_static(where)
@@ -198,18 +199,18 @@ class DmaCopy(Instruction):
     def validate(self, where: str) -> None:
         super().validate(where)
         if self.dst.indirect_dim is not None:
-            raise ValueError(f"{where}: dma_copy supports an indirect source (gather) only, got an indirect "
+            raise InvalidValueError(f"{where}: dma_copy supports an indirect source (gather) only, got an indirect "
                              f"destination {self.dst.describe()}")
         self._check_moves_bits(where, "dma_copy")
 
     def _check_moves_bits(self, where: str, what: str) -> None:
         """A DMA moves bits: one dtype and one shape on both sides."""
         if self.src.dtype != self.dst.dtype:
-            raise ValueError(f"{where}: {what} moves bits and cannot cast, so it needs one dtype on both sides: "
+            raise InvalidValueError(f"{where}: {what} moves bits and cannot cast, so it needs one dtype on both sides: "
                              f"source {self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} "
                              f"is {self.dst.dtype}; cast the tile with tensor_copy first")
         if self.src.shape != self.dst.shape:
-            raise ValueError(f"{where}: {what} requires source and destination of one shape, got "
+            raise InvalidValueError(f"{where}: {what} requires source and destination of one shape, got "
                              f"{self.src.shape} from {self.src.describe()} and {self.dst.shape} "
                              f"to {self.dst.describe()}")
 
@@ -258,10 +259,10 @@ class DmaCopyAdd(DmaCopy):
     def validate(self, where: str) -> None:
         Instruction.validate(self, where)
         if self.dst.is_sbuf:
-            raise ValueError(f"{where}: dma_copy with dst_rmw_op accumulates into HBM only, got destination "
+            raise InvalidValueError(f"{where}: dma_copy with dst_rmw_op accumulates into HBM only, got destination "
                              f"{self.dst.describe()} in SBUF; add SBUF tiles with tensor_tensor(op=nl.add)")
         if self.src.indirect_dim is not None:
-            raise ValueError(f"{where}: dma_copy with dst_rmw_op takes a direct source, got the gather "
+            raise InvalidValueError(f"{where}: dma_copy with dst_rmw_op takes a direct source, got the gather "
                              f"{self.src.describe()}; gather into a tile first")
         self._check_moves_bits(where, "dma_copy with dst_rmw_op")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from . import dtypes
 from .errors import SbufCapacityError
 
@@ -76,7 +77,7 @@ class SbufAllocator:
 
     def __init__(self, partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES):
         if partition_bytes not in SBUF_PARTITION_BYTES.values():
-            raise ValueError(f"SBUF capacity must be one of {sorted(SBUF_PARTITION_BYTES.values())} bytes per "
+            raise InvalidValueError(f"SBUF capacity must be one of {sorted(SBUF_PARTITION_BYTES.values())} bytes per "
                              f"partition (trn1: 192 KiB, trn2: 224 KiB), got {partition_bytes}")
         self.capacity = partition_bytes
         self.top = 0
@@ -85,7 +86,7 @@ class SbufAllocator:
     def allocate(self, name: str, shape: tuple, dtype) -> SbufTile:
         partitions, free_shape = shape[0], tuple(shape[1:])
         if not 1 <= partitions <= NUM_PARTITIONS:
-            raise ValueError(f"SBUF tile {name!r} needs 1 to {NUM_PARTITIONS} partitions (its first dimension), "
+            raise InvalidValueError(f"SBUF tile {name!r} needs 1 to {NUM_PARTITIONS} partitions (its first dimension), "
                              f"got shape {tuple(shape)}; tile the partition dimension by 128")
         tile = SbufTile(name, partitions, free_shape, np.dtype(dtype), self.top)
         need = tile.bytes_per_partition

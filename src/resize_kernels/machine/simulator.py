@@ -15,11 +15,23 @@ import threading
 
 import numpy as np
 
+from ..errors import InvalidTypeError, InvalidValueError
 from . import dtypes
 from .access import AccessPattern
 from .errors import OutOfBoundsError
-from .isa import (ACTIVATION_FUNCS, ALU_OPS, Activation, DmaCopy, DmaCopyAdd, Iota, Memset, Program, TensorCopy,
-                  TensorScalar, TensorTensor)
+from .isa import (
+    ACTIVATION_FUNCS,
+    ALU_OPS,
+    Activation,
+    DmaCopy,
+    DmaCopyAdd,
+    Iota,
+    Memset,
+    Program,
+    TensorCopy,
+    TensorScalar,
+    TensorTensor,
+)
 from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, poisoned, sbuf_view
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -66,13 +78,13 @@ class Executable:
         """Run on ``inputs`` (numpy arrays matching the Program's inputs); return the outputs."""
         p = self.program
         if len(inputs) != len(p.inputs):
-            raise ValueError(f"program {p.name} takes {len(p.inputs)} inputs "
+            raise InvalidValueError(f"program {p.name} takes {len(p.inputs)} inputs "
                              f"({', '.join(t.name for t in p.inputs)}), got {len(inputs)}")
         with self._lock:
             for t, x in zip(p.inputs, inputs):
                 if not isinstance(x, np.ndarray) or x.shape != t.shape or x.dtype != t.dtype:
                     got = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__
-                    raise ValueError(f"program {p.name} input {t} requires a "
+                    raise InvalidValueError(f"program {p.name} input {t} requires a "
                                      f"{t.dtype}{list(t.shape)} numpy array, got {got}")
                 self.mem[self.slot[t]] = np.ascontiguousarray(x).reshape(-1)
             for t in p.outputs + p.internal:
@@ -88,7 +100,7 @@ class Executable:
     def _prepare(self, n: int, inst):
         prepare = self._PREPARE.get(type(inst))
         if prepare is None:
-            raise TypeError(f"the simulator cannot execute instruction {n}: {type(inst).__name__}")
+            raise InvalidTypeError(f"the simulator cannot execute instruction {n}: {type(inst).__name__}")
         return prepare(self, n, inst)
 
     def _sbuf_view(self, ap: AccessPattern) -> np.ndarray:

@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..machine.access import AccessPattern
 
 
@@ -29,7 +30,7 @@ class Arange:
 
     def __init__(self, n: int):
         if not isinstance(n, int) or n < 1:
-            raise ValueError(f"nl.arange requires a positive integer, got {n!r}")
+            raise InvalidValueError(f"nl.arange requires a positive integer, got {n!r}")
         self.n = n
 
     def __getitem__(self, key) -> "IndexExpr":
@@ -37,7 +38,7 @@ class Arange:
             return IndexExpr(1, 0, 0, p_size=self.n)
         if key == (None, slice(None)):
             return IndexExpr(0, 1, 0, f_size=self.n)
-        raise ValueError(f"nl.arange({self.n}) is placed on an axis with [:, None] (partitions) or [None, :] "
+        raise InvalidValueError(f"nl.arange({self.n}) is placed on an axis with [:, None] (partitions) or [None, :] "
                          f"(free dimension), got [{key}]")
 
 
@@ -97,7 +98,7 @@ class IndexExpr:
 
 def _same(a, b, what):
     if a is not None and b is not None and a != b:
-        raise ValueError(f"index expressions over {what} ranges of different sizes ({a} and {b}) cannot combine")
+        raise InvalidValueError(f"index expressions over {what} ranges of different sizes ({a} and {b}) cannot combine")
     return a if a is not None else b
 
 
@@ -119,10 +120,10 @@ class Mask:
             keep &= np.broadcast_to(op(expr.values(), value), keep.shape)
         ps, fs = np.nonzero(keep.any(axis=1))[0], np.nonzero(keep.any(axis=0))[0]
         if len(ps) == 0:
-            raise ValueError("the mask keeps no element: drop the instruction instead")
+            raise InvalidValueError("the mask keeps no element: drop the instruction instead")
         p0, p1, f0, f1 = ps[0], ps[-1] + 1, fs[0], fs[-1] + 1
         if not keep[p0:p1, f0:f1].all():
-            raise ValueError("a mask must keep a rectangle of partitions and free elements (one range of each)")
+            raise InvalidValueError("a mask must keep a rectangle of partitions and free elements (one range of each)")
         return int(p0), int(p1), int(f0), int(f1)
 
 
@@ -136,7 +137,7 @@ class IndexedAccess:
         """(offset, partition step, free step, partitions, free size, index tile, row size) of the key."""
         t = self.tensor
         if len(self.key) != len(t.shape):
-            raise ValueError(f"{t.name} of shape {t.shape} needs {len(t.shape)} indices, got {len(self.key)}")
+            raise InvalidValueError(f"{t.name} of shape {t.shape} needs {len(t.shape)} indices, got {len(self.key)}")
         offset, p_step, f_step, p_size, f_size, gather, row_size = 0, 0, 0, None, None, None, 0
         for axis, (k, stride) in enumerate(zip(self.key, row_major_strides(t.shape))):
             if isinstance(k, (int, np.integer)):
@@ -150,7 +151,7 @@ class IndexedAccess:
                 gather, row_size = k, stride
                 p_size = _same(p_size, k.shape[0], "partition")
             else:
-                raise TypeError(f"{t.name} is indexed with integers, nl.arange expressions and at most one int32 "
+                raise InvalidTypeError(f"{t.name} is indexed with integers, nl.arange expressions and at most one int32 "
                                 f"index tile, got {k!r} on axis {axis}")
         return offset, p_step, f_step, p_size or 1, f_size or 1, gather, row_size
 

@@ -6,6 +6,7 @@ scalar operands are Python numbers, used as float32 by the engines.
 
 from __future__ import annotations
 
+from ..errors import InvalidValueError
 from ..machine import dtypes
 from ..machine import isa as m
 from .index import IndexExpr
@@ -25,7 +26,7 @@ def iota(dst, pattern=None, offset=0, channel_multiplier=0, dtype=None):
         current().emit(m.Iota(as_ap(tile), ((expr.coef_f, expr.f_size or 1),), expr.const, expr.coef_p))
         return tile
     if pattern is None:
-        raise ValueError("nisa.iota takes a destination and a pattern, or an nl.arange expression")
+        raise InvalidValueError("nisa.iota takes a destination and a pattern, or an nl.arange expression")
     current().emit(m.Iota(as_ap(dst), tuple(tuple(int(v) for v in p) for p in pattern), int(offset),
                           int(channel_multiplier)))
     return None
@@ -34,7 +35,7 @@ def iota(dst, pattern=None, offset=0, channel_multiplier=0, dtype=None):
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False) -> None:
     """dst = (data op0 operand0) op1 operand1, elementwise on the vector engine."""
     if (op1 is None) != (operand1 is None):
-        raise ValueError("tensor_scalar takes op1 and operand1 together")
+        raise InvalidValueError("tensor_scalar takes op1 and operand1 together")
     current().emit(m.TensorScalar(as_ap(dst), as_ap(data), m.alu_op(op0), float(operand0), bool(reverse0),
                                   None if op1 is None else m.alu_op(op1),
                                   None if operand1 is None else float(operand1), bool(reverse1)))
@@ -61,7 +62,7 @@ def dma_copy(dst, src, dst_rmw_op=None) -> None:
         current().emit(m.DmaCopy(as_ap(dst), as_ap(src)))
         return
     if getattr(dst_rmw_op, "alu_name", dst_rmw_op) != "add":
-        raise ValueError(f"dma_copy supports only dst_rmw_op=nl.add (the DMA engines' one read-modify-write "
+        raise InvalidValueError(f"dma_copy supports only dst_rmw_op=nl.add (the DMA engines' one read-modify-write "
                          f"op), got {dst_rmw_op!r}")
     current().emit(m.DmaCopyAdd(as_ap(dst), as_ap(src)))
 
@@ -69,7 +70,7 @@ def dma_copy(dst, src, dst_rmw_op=None) -> None:
 def activation(dst, data, func) -> None:
     """dst = func(data) on the scalar engine, in float32; func is a name such as "floor"."""
     if func not in m.ACTIVATION_FUNCS:
-        raise ValueError(f"unknown activation {func!r}; the scalar engine has {', '.join(m.ACTIVATION_FUNCS)}")
+        raise InvalidValueError(f"unknown activation {func!r}; the scalar engine has {', '.join(m.ACTIVATION_FUNCS)}")
     current().emit(m.Activation(as_ap(dst), as_ap(data), func))
 
 

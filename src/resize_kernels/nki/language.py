@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..machine import dtypes
 from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS
@@ -46,7 +47,7 @@ class AluOp:
         (dtype: the tile operand's if float, else float32)."""
         tile = y if _is_scalar(x) else x
         if _is_scalar(tile):
-            raise TypeError(f"{self!r} needs at least one tile operand, got {x!r} and {y!r}")
+            raise InvalidTypeError(f"{self!r} needs at least one tile operand, got {x!r} and {y!r}")
         out = ndarray(tile.shape, dtype or _result_dtype(tile), name=self.alu_name)
         if _is_scalar(x):
             nisa.tensor_scalar(out, y, op0=self, operand0=x, reverse0=True)
@@ -79,7 +80,7 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
         taken = {t.name for t in tracer.program.inputs + tracer.program.internal}
         name = name if name and name not in taken else tracer.unique(name or "hbm")
         return tracer.hbm(name, shape, dtype, "internal")
-    raise ValueError(f"nl.ndarray buffer must be nl.sbuf or nl.shared_hbm, got {buffer!r}")
+    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf or nl.shared_hbm, got {buffer!r}")
 
 
 def affine_range(*args):
@@ -111,7 +112,7 @@ def floor(x, dtype=None):
 
 def _access(what: str, access) -> IndexedAccess:
     if not isinstance(access, IndexedAccess):
-        raise TypeError(f"nl.{what} takes a tensor indexed with nl.arange expressions (and an index tile), "
+        raise InvalidTypeError(f"nl.{what} takes a tensor indexed with nl.arange expressions (and an index tile), "
                         f"e.g. data[b, load_indices, i_f], got {access!r}")
     return access
 

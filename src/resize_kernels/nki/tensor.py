@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidTypeError, InvalidValueError
 from ..machine.access import AccessPattern
 from ..machine.memory import HbmTensor, SbufTile
 from .index import IndexedAccess, IndexExpr, row_major_strides
@@ -60,10 +61,10 @@ class NkiTensor:
     def reshape(self, shape) -> "NkiTensor":
         shape = tuple(int(s) for s in shape)
         if math.prod(shape) != math.prod(self.shape):
-            raise ValueError(f"cannot reshape {self.name} of shape {self.shape} ({math.prod(self.shape)} elements) "
+            raise InvalidValueError(f"cannot reshape {self.name} of shape {self.shape} ({math.prod(self.shape)} elements) "
                              f"to {shape} ({math.prod(shape)} elements)")
         if self.buffer == "sbuf" and shape[0] != self.shape[0]:
-            raise ValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]}, "
+            raise InvalidValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]}, "
                              f"got {shape}")
         return NkiTensor(self.storage, shape)
 
@@ -87,7 +88,7 @@ class NkiTensor:
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
         if len(key) > len(self.shape):
-            raise ValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
+            raise InvalidValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
         key = key + (slice(None),) * (len(self.shape) - len(key))
         strides = row_major_strides(self.shape)
         offset, pattern = 0, []
@@ -95,17 +96,17 @@ class NkiTensor:
             if isinstance(k, slice):
                 start, stop, step = k.indices(n)
                 if step <= 0 or stop <= start:
-                    raise ValueError(f"{self.name}[{key}]: axis {axis} selects nothing or steps backwards")
+                    raise InvalidValueError(f"{self.name}[{key}]: axis {axis} selects nothing or steps backwards")
                 offset += start * stride
                 pattern.append((stride * step, len(range(start, stop, step))))
             elif isinstance(k, (int, np.integer)):
                 if not -n <= k < n:
-                    raise ValueError(f"index {k} is out of range for axis {axis} of {self.name} (size {n})")
+                    raise InvalidValueError(f"index {k} is out of range for axis {axis} of {self.name} (size {n})")
                 offset += (k % n) * stride
                 if axis == 0 and self.buffer == "sbuf":
                     pattern.append((stride, 1))  # the partition dimension always stays
             else:
-                raise TypeError(f"{self.name} takes integers and slices as indices, got {k!r}")
+                raise InvalidTypeError(f"{self.name} takes integers and slices as indices, got {k!r}")
         if self.buffer == "sbuf" and len(pattern) == 1:
             pattern.append((1, 1))
         return AccessPattern(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
@@ -115,7 +116,7 @@ class NkiTensor:
         """t[a:b, c:d] of a 2-D tensor, the commonest index in kernels, without the general walk."""
         (p0, p1, _), (f0, f1, _) = rows.indices(self.shape[0]), cols.indices(self.shape[1])
         if p1 <= p0 or f1 <= f0:
-            raise ValueError(f"{self.name}[{p0}:{p1}, {f0}:{f1}] selects nothing")
+            raise InvalidValueError(f"{self.name}[{p0}:{p1}, {f0}:{f1}] selects nothing")
         width = self.shape[1]
         return AccessPattern(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
 
@@ -126,4 +127,4 @@ def as_ap(x) -> AccessPattern:
         return x
     if isinstance(x, NkiTensor):
         return x.whole
-    raise TypeError(f"expected a tensor or an access pattern, got {type(x).__name__}")
+    raise InvalidTypeError(f"expected a tensor or an access pattern, got {type(x).__name__}")

@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from ..errors import InvalidTypeError
 from ..machine import dtypes
 from ..machine.isa import Instruction, Program
 from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, HbmTensor, SbufAllocator
@@ -84,7 +85,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
     program = tracer.program
     for out in (result if isinstance(result, (tuple, list)) else (result,)):
         if not isinstance(out, NkiTensor) or out.storage not in program.internal:
-            raise TypeError(f"kernel {fn.__name__} must return the HBM tensor(s) it created with "
+            raise InvalidTypeError(f"kernel {fn.__name__} must return the HBM tensor(s) it created with "
                             f"nl.ndarray(..., buffer=nl.shared_hbm), got {out!r}")
         program.internal.remove(out.storage)
         out.storage.kind = "output"

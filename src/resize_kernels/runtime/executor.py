@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..compiler.hlo import HloInstruction, HloModule, Shape, TupleShape
+from ..errors import InvalidValueError
 from ..machine.isa import Program
 from ..machine.simulator import Executable
 
 Value = np.ndarray | tuple
 
 
-class ExecutionError(ValueError):
+class ExecutionError(InvalidValueError):
     """A module the executor cannot run, or arguments that do not fit it; the message says which and why."""
 
 

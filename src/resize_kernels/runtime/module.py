@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass
 
 from ..compiler.pipeline import CompiledModule
+from ..errors import InvalidTypeError
 from .executor import Executor
 
 
@@ -49,6 +50,6 @@ class LoadedModule:
 def load(compiled: CompiledModule) -> LoadedModule:
     """The compiled module, callable (``load(compile_module(text))(x)``)."""
     if not isinstance(compiled, CompiledModule):
-        raise TypeError(f"load takes a CompiledModule (from compiler.pipeline.compile_module), "
+        raise InvalidTypeError(f"load takes a CompiledModule (from compiler.pipeline.compile_module), "
                         f"got {type(compiled).__name__}")
     return LoadedModule(compiled)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import InvalidValueError
 from .cursor import Cursor
 from .lexer import FLOAT, INT, NAME, STRING, WORD
 from .shape import Shape, TupleShape
@@ -44,7 +45,7 @@ class String:
 
     def __post_init__(self):
         if not isinstance(self.value, str):
-            raise ValueError(f"a String holds str, got {self.value!r}")
+            raise InvalidValueError(f"a String holds str, got {self.value!r}")
 
     def __str__(self) -> str:
         return '"' + "".join(_escape(char) for char in self.value) + '"'
@@ -65,7 +66,7 @@ class IntList(tuple):
     def __new__(cls, values=()):
         values = tuple(values)
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values):
-            raise ValueError(f"an IntList holds integers, got {values!r}")
+            raise InvalidValueError(f"an IntList holds integers, got {values!r}")
         return super().__new__(cls, (int(v) for v in values))
 
     def __str__(self) -> str:
@@ -95,19 +96,19 @@ class Window:
         size = _ints("size", self.size, 0)
         rank = len(size)
         if rank == 0:
-            raise ValueError("a window has at least one dimension")
+            raise InvalidValueError("a window has at least one dimension")
         values = {"size": size}
         for name in ("stride", "lhs_dilate", "rhs_dilate"):
             given = getattr(self, name)
             values[name] = (1,) * rank if given is None else _ints(name, given, 1)
         values["pad"] = ((0, 0),) * rank if self.pad is None else tuple(_ints("pad", p, None) for p in self.pad)
         if any(len(p) != 2 for p in values["pad"]):
-            raise ValueError(f"window pad is (lo, hi) per dimension, got {self.pad!r}")
+            raise InvalidValueError(f"window pad is (lo, hi) per dimension, got {self.pad!r}")
         values["rhs_reversal"] = (False,) * rank if self.rhs_reversal is None else tuple(
             bool(v) for v in self.rhs_reversal)
         for name, value in values.items():
             if len(value) != rank:
-                raise ValueError(f"window {name} needs {rank} entries, as size has, got {value!r}")
+                raise InvalidValueError(f"window {name} needs {rank} entries, as size has, got {value!r}")
             object.__setattr__(self, name, value)
 
     def __str__(self) -> str:
@@ -131,7 +132,7 @@ def _ints(name: str, values, minimum: int | None) -> tuple[int, ...]:
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values) or (
             minimum is not None and any(v < minimum for v in values)):
         bound = "" if minimum is None else f" of at least {minimum}"
-        raise ValueError(f"window {name} needs integers{bound}, got {values!r}")
+        raise InvalidValueError(f"window {name} needs integers{bound}, got {values!r}")
     return tuple(int(v) for v in values)
 
 
@@ -167,13 +168,13 @@ class Literal:
 def _as_literal_value(value, shape):
     if isinstance(shape, TupleShape):
         if not isinstance(value, (tuple, list)) or len(value) != len(shape.elements):
-            raise ValueError(f"a literal of {shape} is a tuple of {len(shape.elements)} values, got {value!r}")
+            raise InvalidValueError(f"a literal of {shape} is a tuple of {len(shape.elements)} values, got {value!r}")
         return tuple(_as_literal_value(v, s) for v, s in zip(value, shape.elements))
     if shape.kind == "token":
-        raise ValueError(f"{shape.element_type} has no literal")
+        raise InvalidValueError(f"{shape.element_type} has no literal")
     array = np.array(value, dtype=shape.numpy_dtype)
     if array.shape != shape.dims:
-        raise ValueError(f"a literal of {shape} has shape {shape.dims}, got values of shape {array.shape}")
+        raise InvalidValueError(f"a literal of {shape} has shape {shape.dims}, got values of shape {array.shape}")
     array.flags.writeable = False
     return array
 
@@ -413,7 +414,7 @@ def _to_numpy(values, shape: Shape | TupleShape) -> np.ndarray | tuple:
     if isinstance(shape, TupleShape):
         return tuple(_to_numpy(v, s) for v, s in zip(values, shape.elements))
     if values is _ELIDED:
-        raise ValueError("the literal was elided ('{...}') when the HLO was printed")
+        raise InvalidValueError("the literal was elided ('{...}') when the HLO was printed")
     dtype = shape.numpy_dtype
     with np.errstate(over="ignore", invalid="ignore"):
         if shape.kind == "float":

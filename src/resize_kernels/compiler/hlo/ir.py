@@ -18,8 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attributes import (IntList, Literal, String, Window, parse_int, parse_int_list, parse_literal, parse_name,
-                         parse_string, parse_window)
+from ...errors import InvalidValueError
+from .attributes import (
+    IntList,
+    Literal,
+    String,
+    Window,
+    parse_int,
+    parse_int_list,
+    parse_literal,
+    parse_name,
+    parse_string,
+    parse_window,
+)
 from .lexer import IDENTIFIER, HloParseError
 from .printer import print_hlo_module
 from .shape import Shape, TupleShape, leaf_shapes
@@ -30,7 +41,7 @@ AttributeValue = str | String | IntList | Window | int
 
 def _check_identifier(value: object, what: str) -> None:
     if not isinstance(value, str) or not IDENTIFIER.fullmatch(value):
-        raise ValueError(f"{what} must match [A-Za-z_][A-Za-z0-9_.-]*, got {value!r}")
+        raise InvalidValueError(f"{what} must match [A-Za-z_][A-Za-z0-9_.-]*, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,7 @@ class HloInstruction:
         _check_identifier(name, "instruction name")
         _check_identifier(opcode, "opcode")
         if not isinstance(shape, (Shape, TupleShape)):
-            raise ValueError(f"shape must be a Shape or TupleShape, got {shape!r}")
+            raise InvalidValueError(f"shape must be a Shape or TupleShape, got {shape!r}")
         self.name = name
         self.opcode = opcode
         self.shape = shape
@@ -91,12 +102,12 @@ class HloInstruction:
         """Parse `value` (of `what`; raw text, or a value printed as text) with a value parser; errors as a clear
         ValueError."""
         if value is None:
-            raise ValueError(f"{self.opcode} {self.name!r} has no {what}")
+            raise InvalidValueError(f"{self.opcode} {self.name!r} has no {what}")
         text = value if isinstance(value, str) else str(value)
         try:
             return parse(text)
         except HloParseError as error:
-            raise ValueError(f"{self.opcode} {self.name!r}: malformed {what} {text!r}: "
+            raise InvalidValueError(f"{self.opcode} {self.name!r}: malformed {what} {text!r}: "
                              f"expected {error.expected}, got {error.got}") from None
 
     def _attribute(self, key: str, parse, typed: type | tuple[type, ...] = ()):
@@ -127,7 +138,7 @@ class HloInstruction:
         name = self._attribute("to_apply", parse_name)
         module = self.parent.module if self.parent is not None else None
         if module is None:
-            raise ValueError(f"{self.opcode} {self.name!r} is not in a module, so to_apply={name} cannot be resolved")
+            raise InvalidValueError(f"{self.opcode} {self.name!r} is not in a module, so to_apply={name} cannot be resolved")
         return module.computation(name)
 
     @property
@@ -150,7 +161,7 @@ class HloInstruction:
     @property
     def parameter_number(self) -> int:
         if self.opcode != "parameter":
-            raise ValueError(f"{self.opcode} {self.name!r} is not a parameter")
+            raise InvalidValueError(f"{self.opcode} {self.name!r} is not a parameter")
         if isinstance(self.payload, int) and not isinstance(self.payload, bool):
             return self.payload
         return self._parse("parameter number", self.payload, parse_int)
@@ -164,19 +175,19 @@ class HloInstruction:
     def literal(self) -> np.ndarray | tuple:
         """The value of a constant as a numpy array of the shape's dtype (a tuple of them for tuple shapes)."""
         if self.opcode != "constant":
-            raise ValueError(f"{self.opcode} {self.name!r} is not a constant")
+            raise InvalidValueError(f"{self.opcode} {self.name!r} is not a constant")
         if self.payload is None:
-            raise ValueError(f"constant {self.name!r} has no literal")
+            raise InvalidValueError(f"constant {self.name!r} has no literal")
         if isinstance(self.payload, Literal) and self.payload.shape == self.shape:
             return self.payload.value
         text = str(self.payload)
         try:
             return parse_literal(text, self.shape)
         except HloParseError as error:
-            raise ValueError(f"constant {self.name!r}: malformed literal {text!r} for {self.shape}: "
+            raise InvalidValueError(f"constant {self.name!r}: malformed literal {text!r} for {self.shape}: "
                              f"expected {error.expected}, got {error.got}") from None
         except ValueError as error:  # well-formed but unusable, e.g. elided as {...}
-            raise ValueError(f"constant {self.name!r}: {error}") from None
+            raise InvalidValueError(f"constant {self.name!r}: {error}") from None
 
 
 class HloComputation:
@@ -197,7 +208,7 @@ class HloComputation:
         names = set()
         for inst in instructions:
             if inst.name in names:
-                raise ValueError(f"computation {name!r} has two instructions named {inst.name!r}")
+                raise InvalidValueError(f"computation {name!r} has two instructions named {inst.name!r}")
             names.add(inst.name)
             self._adopt(inst)
             self.instructions.append(inst)
@@ -212,7 +223,7 @@ class HloComputation:
         if self._root is not None:
             return self._root
         if not self.instructions:
-            raise ValueError(f"computation {self.name!r} has no instructions")
+            raise InvalidValueError(f"computation {self.name!r} has no instructions")
         return self.instructions[-1]
 
     @root.setter
@@ -231,12 +242,12 @@ class HloComputation:
         for inst in self.instructions:
             if inst.name == name:
                 return inst
-        raise ValueError(f"computation {self.name!r} has no instruction {name!r}")
+        raise InvalidValueError(f"computation {self.name!r} has no instruction {name!r}")
 
     def add_instruction(self, inst: HloInstruction, before: HloInstruction | None = None) -> HloInstruction:
         """Insert `inst` before `before` (or at the end); its name must be new here."""
         if any(other.name == inst.name for other in self.instructions):
-            raise ValueError(f"computation {self.name!r} already has an instruction named {inst.name!r}")
+            raise InvalidValueError(f"computation {self.name!r} already has an instruction named {inst.name!r}")
         self._adopt(inst)
         index = len(self.instructions) if before is None else self._index(before)
         self.instructions.insert(index, inst)
@@ -252,13 +263,13 @@ class HloComputation:
         if new is old:
             return new
         if any(operand is old for operand in new.operands):
-            raise ValueError(f"{new.name!r} uses {old.name!r}, so it cannot replace it")
+            raise InvalidValueError(f"{new.name!r} uses {old.name!r}, so it cannot replace it")
         was_root = self.root is old
         if any(inst is new for inst in self.instructions):
             del self.instructions[index]
         else:
             if any(inst.name == new.name and inst is not old for inst in self.instructions):
-                raise ValueError(f"computation {self.name!r} already has an instruction named {new.name!r}")
+                raise InvalidValueError(f"computation {self.name!r} already has an instruction named {new.name!r}")
             self._adopt(new)
             self.instructions[index] = new
         old.parent = None
@@ -270,14 +281,14 @@ class HloComputation:
 
     def _adopt(self, inst: HloInstruction) -> None:
         if inst.parent is not None:
-            raise ValueError(f"instruction {inst.name!r} already belongs to computation {inst.parent.name!r}")
+            raise InvalidValueError(f"instruction {inst.name!r} already belongs to computation {inst.parent.name!r}")
         inst.parent = self
 
     def _index(self, inst: HloInstruction) -> int:
         for index, candidate in enumerate(self.instructions):
             if candidate is inst:
                 return index
-        raise ValueError(f"instruction {getattr(inst, 'name', inst)!r} is not in computation {self.name!r}")
+        raise InvalidValueError(f"instruction {getattr(inst, 'name', inst)!r} is not in computation {self.name!r}")
 
 
 class HloModule:
@@ -310,7 +321,7 @@ class HloModule:
         for comp in self.computations:
             if comp.is_entry:
                 return comp
-        raise ValueError(f"module {self.name!r} has no ENTRY computation")
+        raise InvalidValueError(f"module {self.name!r} has no ENTRY computation")
 
     def computation(self, name: str) -> HloComputation:
         """The computation called `name`; ValueError naming the known ones otherwise."""
@@ -318,7 +329,7 @@ class HloModule:
             if comp.name == name:
                 return comp
         known = ", ".join(comp.name for comp in self.computations) or "none"
-        raise ValueError(f"module {self.name!r} has no computation {name!r} (known: {known})")
+        raise InvalidValueError(f"module {self.name!r} has no computation {name!r} (known: {known})")
 
     def add_computation(self, comp: HloComputation) -> HloComputation:
         """Add a computation (e.g. the add region of a new reduce-window) before the entry, as XLA orders them."""
@@ -328,10 +339,10 @@ class HloModule:
 
     def _add(self, comp: HloComputation, index: int) -> None:
         if any(other.name == comp.name for other in self.computations):
-            raise ValueError(f"module {self.name!r} already has a computation named {comp.name!r}")
+            raise InvalidValueError(f"module {self.name!r} already has a computation named {comp.name!r}")
         if comp.module is not None:
-            raise ValueError(f"computation {comp.name!r} already belongs to module {comp.module.name!r}")
+            raise InvalidValueError(f"computation {comp.name!r} already belongs to module {comp.module.name!r}")
         if comp.is_entry and any(other.is_entry for other in self.computations):
-            raise ValueError(f"module {self.name!r} already has an ENTRY computation")
+            raise InvalidValueError(f"module {self.name!r} already has an ENTRY computation")
         comp.module = self
         self.computations.insert(index, comp)

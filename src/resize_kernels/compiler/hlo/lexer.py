@@ -12,6 +12,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from ...errors import InvalidValueError
+
 NAME = "name"
 INT = "int"
 FLOAT = "float"
@@ -33,7 +35,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f",
             "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-class HloParseError(ValueError):
+class HloParseError(InvalidValueError):
     """Malformed HLO text: where it is (1-based line and column), what was expected there and what was found."""
 
     def __init__(self, line: int, column: int, expected: str, got: str, source_line: str = ""):

@@ -14,6 +14,7 @@ input raises HloParseError.
 
 from __future__ import annotations
 
+from ...errors import InvalidTypeError
 from . import attributes as attribute_values
 from .cursor import CLOSERS, MAX_DEPTH, Cursor
 from .ir import HloComputation, HloInstruction, HloModule
@@ -33,7 +34,7 @@ _STACK_FRAME_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFr
 def parse_hlo_module(text: str) -> HloModule:
     """Parse HLO module text (either dump style) into an HloModule; HloParseError if malformed."""
     if not isinstance(text, str):
-        raise TypeError(f"parse_hlo_module takes str, got {type(text).__name__}")
+        raise InvalidTypeError(f"parse_hlo_module takes str, got {type(text).__name__}")
     return _Parser(text).module()
 
 

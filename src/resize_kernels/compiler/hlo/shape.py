@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from ...errors import InvalidValueError
+
 # Element type -> (kind, numpy dtype or None). The kind drives literal parsing;
 # ml_dtypes supplies the narrow floats (looked up by name so that an older
 # ml_dtypes simply leaves the newest types without a numpy dtype).
@@ -51,11 +53,11 @@ class Shape:
         if self.layout is not None:
             object.__setattr__(self, "layout", tuple(self.layout))
         if self.element_type not in ELEMENT_TYPES:
-            raise ValueError(f"unknown element type {self.element_type!r}; known: {', '.join(ELEMENT_TYPES)}")
+            raise InvalidValueError(f"unknown element type {self.element_type!r}; known: {', '.join(ELEMENT_TYPES)}")
         if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in self.dims):
-            raise ValueError(f"dimension sizes must be non-negative integers, got {self.dims}")
+            raise InvalidValueError(f"dimension sizes must be non-negative integers, got {self.dims}")
         if self.layout is not None and sorted(self.layout) != list(range(len(self.dims))):
-            raise ValueError(f"layout {self.layout} is not a permutation of the {len(self.dims)} dimensions")
+            raise InvalidValueError(f"layout {self.layout} is not a permutation of the {len(self.dims)} dimensions")
 
     @property
     def rank(self) -> int:
@@ -71,7 +73,7 @@ class Shape:
         """The numpy dtype of the elements (bf16 -> ml_dtypes.bfloat16, pred -> bool)."""
         dtype = ELEMENT_TYPES[self.element_type][1]
         if dtype is None:
-            raise ValueError(f"element type {self.element_type} has no numpy dtype")
+            raise InvalidValueError(f"element type {self.element_type} has no numpy dtype")
         return np.dtype(dtype)
 
     def __str__(self) -> str:
@@ -91,7 +93,7 @@ class TupleShape:
     def __post_init__(self):
         object.__setattr__(self, "elements", tuple(self.elements))
         if not all(isinstance(e, (Shape, TupleShape)) for e in self.elements):
-            raise ValueError(f"tuple elements must be shapes, got {self.elements!r}")
+            raise InvalidValueError(f"tuple elements must be shapes, got {self.elements!r}")
 
     def __str__(self) -> str:
         return f"({', '.join(map(str, self.elements))})"
@@ -103,7 +105,7 @@ def element_type(dtype) -> str:
     for name, (_, candidate) in ELEMENT_TYPES.items():
         if candidate is not None and np.dtype(candidate) == dtype:
             return name
-    raise ValueError(f"numpy dtype {dtype} has no HLO element type")
+    raise InvalidValueError(f"numpy dtype {dtype} has no HLO element type")
 
 
 def leaf_shapes(shape: Shape | TupleShape) -> list[Shape]:

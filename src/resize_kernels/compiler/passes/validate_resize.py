@@ -22,6 +22,7 @@ import re
 import numpy as np
 
 from ... import contract
+from ...errors import InvalidValueError
 from ...machine import dtypes
 from ..hlo import HloInstruction, HloModule, Shape
 from ..hlo.shape import ELEMENT_TYPES
@@ -34,7 +35,7 @@ SUPPORTED_ELEMENT_TYPES = tuple(name for name, (_, dtype) in ELEMENT_TYPES.items
 _BACKEND_CONFIG = re.compile(r'"([01])([01])"')
 
 
-class ValidationError(ValueError):
+class ValidationError(InvalidValueError):
     """An HLO module the compiler rejects; the message names the instruction and what to change."""
 
 

@@ -1,0 +1,24 @@
+"""The errors this package raises on purpose: every one is a ResizeKernelsError.
+
+Each is also the standard exception a caller would expect (ValueError for a
+value the call cannot take, TypeError for an argument of the wrong kind), so
+``except ValueError`` keeps working; ``except ResizeKernelsError`` tells the
+package's own, deliberate errors from anything else. Messages follow one form:
+"<what> requires <this>, got <that>; <what to change>".
+"""
+
+
+class ResizeKernelsError(Exception):
+    """Base of every error the package raises on purpose."""
+
+
+class InvalidValueError(ResizeKernelsError, ValueError):
+    """An argument or input the call cannot take (a shape, a size, a name, a file's contents)."""
+
+
+class InvalidTypeError(ResizeKernelsError, TypeError):
+    """An argument of the wrong kind (a list where an array is needed, a float where an int is)."""
+
+
+class ResourceError(ResizeKernelsError, ValueError):
+    """A request beyond a stated budget: host memory for a simulation, instructions for a trace, input size."""
