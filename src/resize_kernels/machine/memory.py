@@ -11,11 +11,12 @@ never-written data shows up in results.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, ResourceError
 from . import dtypes
 from .errors import SbufCapacityError
 
@@ -104,6 +105,44 @@ class SbufAllocator:
 
     def release(self, mark: int) -> None:
         self.top = mark
+
+
+#: Share of the host's available memory one simulation may plan to use; the rest is headroom for numpy's
+#: temporaries and everything else running.
+HOST_MEMORY_SHARE = 0.75
+
+
+def host_memory_available() -> int:
+    """Bytes of memory this host can still give (MemAvailable on Linux, else free physical pages)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62  # unknown: do not refuse
+
+
+def check_host_memory(nbytes: int, what: str) -> None:
+    """ResourceError unless ``nbytes`` fit in HOST_MEMORY_SHARE of the host's available memory.
+
+    Called before a simulation (or any large allocation) starts, so that a
+    request beyond the machine fails at once with what it needs, instead of
+    ending in a MemoryError or swapping after minutes of work.
+    """
+    budget = int(host_memory_available() * HOST_MEMORY_SHARE)
+    if nbytes > budget:
+        raise ResourceError(f"{what} needs about {_gib(nbytes)} of host memory, but this machine can give "
+                            f"{_gib(budget)} ({HOST_MEMORY_SHARE:.0%} of the {_gib(host_memory_available())} "
+                            f"available); use a smaller batch or shape, or a machine with more memory")
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 
 def poisoned(shape, dtype=np.uint8) -> np.ndarray:
