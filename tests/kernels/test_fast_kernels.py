@@ -1,4 +1,4 @@
-"""The faster kernels (batched, rowreuse, strided) and the "auto" default: exact, cheaper, and chosen per shape."""
+"""The faster kernels (batched, rowreuse, strided, twopass) and the "auto" default: exact, cheaper, chosen per shape."""
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from resize_kernels.verifier import sweep, verify
 
 from conftest import DTYPES, assert_bits_equal, random_data
 
-NEW = ["batched", "rowreuse", "auto"]  # "strided" takes integer ratios only: checked on those below
+NEW = ["batched", "rowreuse", "twopass", "auto"]  # "strided" takes integer ratios only: checked on those below
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (10, 59, 38, 1280)
 
 

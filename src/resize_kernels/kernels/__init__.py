@@ -13,13 +13,15 @@ from .grad import resize_nearest_grad_kernel
 from .resize import resize_nearest_fixed_dma_kernel
 from .rowreuse import resize_nearest_row_reuse_kernel
 from .strided import resize_nearest_strided_kernel
+from .twopass import resize_nearest_two_pass_kernel
 
 #: Forward resize kernels selectable by name (``kernel=`` in the API).
-#: "auto" picks, per shape, "strided" (integer ratios) or "rowreuse" (any other); see ``forward_kernel_for``.
+#: "auto" picks, per shape, "strided" (integer ratios), "rowreuse" or, for very irregular maps, "twopass";
+#: see ``forward_kernel_for``.
 FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_fixed_dma_kernel,
                    "public": vision.resize_nearest_fixed_dma_kernel, "auto": resize_nearest_auto_kernel,
                    "strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
-                   "batched": resize_nearest_batched_kernel}
+                   "batched": resize_nearest_batched_kernel, "twopass": resize_nearest_two_pass_kernel}
 #: The variant used when none is named: exact for every accepted shape, and the cheapest exact one for it.
 DEFAULT_FORWARD = "auto"
 
@@ -31,4 +33,4 @@ DEFAULT_GRAD = "general"
 __all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "GRAD_KERNELS", "DEFAULT_GRAD", "forward_kernel_for",
            "resize_nearest_auto_kernel", "resize_nearest_batched_kernel", "resize_nearest_exact_kernel",
            "resize_nearest_fixed_dma_kernel", "resize_nearest_grad_kernel", "resize_nearest_row_reuse_kernel",
-           "resize_nearest_strided_kernel"]
+           "resize_nearest_strided_kernel", "resize_nearest_two_pass_kernel"]

@@ -4,20 +4,37 @@ from __future__ import annotations
 
 from .. import contract
 from .plan import plan_resize
-from .rowreuse import resize_nearest_row_reuse_kernel
+from .rowreuse import resize_nearest_row_reuse_kernel, row_reuse_dma_count
 from .strided import resize_nearest_strided_kernel
+from .twopass import resize_nearest_two_pass_kernel
+
+#: "rowreuse" is taken while it needs at most this many DMAs (about 0.5 s of tracing); an irregular map can make
+#: it one store per short run of rows per column tile, so beyond this "twopass", whose count grows only with the
+#: output's height and width over 128, takes over.
+ROW_REUSE_MAX_DMAS = 16_384
+
+_KERNELS = {"strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
+            "twopass": resize_nearest_two_pass_kernel}
 
 
-def forward_kernel_for(in_shape, out_shape) -> str:
-    """The variant name "auto" picks for NHWC ``in_shape`` -> ``out_shape``.
+def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
+    """The variant name "auto" picks for NHWC ``in_shape`` -> ``out_shape`` and an element size in bytes.
 
     "strided" when both axes are integer ratios (no index graph, no gather:
-    strided loads and broadcast stores), else "rowreuse" (one small index graph,
-    one gather per group of source rows, broadcast stores). Both are exact for
-    every shape they accept.
+    strided loads and broadcast stores); else "rowreuse" (one small index
+    graph, one gather per group of source rows, broadcast stores) while it
+    needs at most ROW_REUSE_MAX_DMAS DMAs; else "twopass" (a column gather and a
+    row gather through a scratch tensor, for maps so irregular that reusing
+    rows would take too many stores). All are exact for every shape they accept,
+    and the choice bounds tracing for every shape.
     """
     in_shape, out_shape = contract.resize_shapes("forward_kernel_for", in_shape, out_shape)
-    return "strided" if plan_resize(in_shape, out_shape).integer_ratios else "rowreuse"
+    plan = plan_resize(in_shape, out_shape)
+    if plan.integer_ratios:
+        return "strided"
+    if row_reuse_dma_count(plan, itemsize, limit=ROW_REUSE_MAX_DMAS) <= ROW_REUSE_MAX_DMAS:
+        return "rowreuse"
+    return "twopass"
 
 
 def resize_nearest_auto_kernel(data_tensor, out_shape):
@@ -28,6 +45,5 @@ def resize_nearest_auto_kernel(data_tensor, out_shape):
     trace time, so the Program is the chosen kernel's, under this kernel's name.
     """
     contract.resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
-    if forward_kernel_for(data_tensor.shape, out_shape) == "strided":
-        return resize_nearest_strided_kernel(data_tensor, out_shape)
-    return resize_nearest_row_reuse_kernel(data_tensor, out_shape)
+    variant = forward_kernel_for(data_tensor.shape, out_shape, data_tensor.dtype.itemsize)
+    return _KERNELS[variant](data_tensor, out_shape)

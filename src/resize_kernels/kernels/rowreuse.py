@@ -48,54 +48,76 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape):
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")
-
     data_pixels = data_tensor.reshape((in_b * in_h * in_w, in_c))  # the gather indexes pixels
     item = data_tensor.dtype.itemsize
+    pmax = nl.tile_size.pmax
+    src_w = source_columns(plan.w, tiles=math.ceil(out_w / pmax))
+    tiles = list(_data_tiles(plan, item))
+    for i in nl.affine_range(len(tiles)):
+        t, n, b0, bb, rows, step, c0, cc, pieces, stores = tiles[i]
+        free = bb * len(rows) * cc
+        tile = nl.ndarray((n, bb, len(rows), cc), dtype=data_tensor.dtype, name="rows_sbuf")
+        for p0, p1 in pieces:
+            nisa.dma_copy(dst=tile[p0:p1], src=data_pixels.ap(
+                pattern=[[in_c, p1 - p0],  # partitions: output columns, rows from the index tile
+                         [in_h * in_w * in_c, bb],  # batches b0 ..
+                         [step * in_w * in_c, len(rows)],  # the group's source rows, step apart
+                         [1, cc]],  # channels c0 ..
+                offset=((b0 * in_h + rows[0].src) * in_w) * in_c + c0,
+                vector_offset=src_w[p0:p1, t:t + 1], indirect_dim=0))
+        j = 0
+        for same in stores:
+            k = same[0].repeat
+            for p0, p1 in pieces:
+                src, dst = broadcast_pairs(
+                    [[free, p1 - p0],  # SBUF: partitions (output columns)
+                     [len(rows) * cc, bb],  # batches
+                     [cc, len(same)],  # the run's source rows
+                     [0, k],  # each row k times: step 0 repeats it
+                     [1, cc]],  # channels
+                    [[out_c, p1 - p0],  # HBM: output columns
+                     [out_h * out_w * out_c, bb],  # batches
+                     [k * out_w * out_c, len(same)],  # each source row's block of k output rows
+                     [out_w * out_c, k],  # the k output rows of the block
+                     [1, cc]])  # channels
+                first = (b0 * out_h + same[0].first) * out_w + t * pmax + p0
+                nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=first * out_c + c0),
+                              src=tile.ap(pattern=src, offset=p0 * free + j * cc))
+            j += len(same)
+    return out_tensor
+
+
+def _data_tiles(plan, item: int):
+    """The kernel's data tiles, in order: (column tile t, its n columns, batches b0 and bb, the source rows (a run
+    list, ``step`` apart), channels c0 and cc, the partition ranges of its DMAs, its stores' runs of rows that
+    repeat equally often)."""
+    in_b, _, _, in_c = plan.in_shape
+    out_w = plan.w.out_size
     chunk = channel_chunk(in_c, item)
     units = max(1, CHUNK_BYTES // (chunk * item))  # (batch, row) pairs per data tile
     pmax = nl.tile_size.pmax
-    src_w = source_columns(plan.w, tiles=math.ceil(out_w / pmax))
-
     for group in split_by(plan.h.runs, _equally_spaced):
         step = group[1].src - group[0].src if len(group) > 1 else 1
         nr = min(len(group), units)
         nb = min(in_b, max(1, units // nr))
-        for t in nl.affine_range(src_w.shape[1]):
+        for t in range(math.ceil(out_w / pmax)):
             n = min(pmax, out_w - t * pmax)
-            for b0 in nl.affine_range(0, in_b, nb):
+            for b0 in range(0, in_b, nb):
                 bb = min(nb, in_b - b0)
-                for r0 in nl.affine_range(0, len(group), nr):
+                for r0 in range(0, len(group), nr):
                     rows = group[r0:r0 + nr]
-                    for c0 in nl.affine_range(0, in_c, chunk):
+                    stores = split_by(rows, lambda g, run: run.repeat == g[0].repeat)
+                    for c0 in range(0, in_c, chunk):
                         cc = min(chunk, in_c - c0)
-                        free = bb * len(rows) * cc
-                        tile = nl.ndarray((n, bb, len(rows), cc), dtype=data_tensor.dtype, name="rows_sbuf")
-                        pieces = partition_pieces(n, free * item)
-                        for p0, p1 in pieces:
-                            nisa.dma_copy(dst=tile[p0:p1], src=data_pixels.ap(
-                                pattern=[[in_c, p1 - p0],  # partitions: output columns, rows from the index tile
-                                         [in_h * in_w * in_c, bb],  # batches b0 ..
-                                         [step * in_w * in_c, len(rows)],  # the group's source rows, step apart
-                                         [1, cc]],  # channels c0 ..
-                                offset=((b0 * in_h + rows[0].src) * in_w) * in_c + c0,
-                                vector_offset=src_w[p0:p1, t:t + 1], indirect_dim=0))
-                        j = 0
-                        for same in split_by(rows, lambda g, run: run.repeat == g[0].repeat):
-                            k = same[0].repeat
-                            for p0, p1 in pieces:
-                                src, dst = broadcast_pairs(
-                                    [[free, p1 - p0],  # SBUF: partitions (output columns)
-                                     [len(rows) * cc, bb],  # batches
-                                     [cc, len(same)],  # the run's source rows
-                                     [0, k],  # each row k times: step 0 repeats it
-                                     [1, cc]],  # channels
-                                    [[out_c, p1 - p0],  # HBM: output columns
-                                     [out_h * out_w * out_c, bb],  # batches
-                                     [k * out_w * out_c, len(same)],  # each source row's block of k output rows
-                                     [out_w * out_c, k],  # the k output rows of the block
-                                     [1, cc]])  # channels
-                                first = (b0 * out_h + same[0].first) * out_w + t * pmax + p0
-                                nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=first * out_c + c0),
-                                              src=tile.ap(pattern=src, offset=p0 * free + j * cc))
-                            j += len(same)
-    return out_tensor
+                        pieces = partition_pieces(n, bb * len(rows) * cc * item)
+                        yield t, n, b0, bb, rows, step, c0, cc, pieces, stores
+
+
+def row_reuse_dma_count(plan, item: int, limit: int) -> int:
+    """The DMAs the kernel issues for ``plan`` and an itemsize, counted without tracing (stops past ``limit``)."""
+    count = 0
+    for *_, pieces, stores in _data_tiles(plan, item):
+        count += len(pieces) * (1 + len(stores))
+        if count > limit:
+            break
+    return count

@@ -41,8 +41,8 @@ def resize_nearest_strided_kernel(data_tensor, out_shape):
     ratios = plan_resize(in_shape, out_shape).integer_ratios
     if ratios is None:
         raise InvalidValueError(f"{name} requires an integer ratio on each axis (out = k * in or in = k * out, with the "
-                         f"float32 map exactly d // k or d * k), got {in_shape} -> {out_shape}; "
-                         f"use kernel 'auto', which handles every shape")
+                                f"float32 map exactly d // k or d * k), got {in_shape} -> {out_shape}; "
+                                f"use kernel 'auto', which handles every shape")
     (up_h, down_h), (up_w, down_w) = ratios
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, out_c = out_shape

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ..errors import InvalidTypeError
+from ..errors import InvalidTypeError, InvalidValueError, ResourceError
 from ..machine import dtypes
 from ..machine.isa import Instruction, Program
 from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, HbmTensor, SbufAllocator
@@ -24,13 +24,19 @@ from .tensor import NkiTensor
 
 _state = threading.local()
 
+#: Instructions one trace may emit. Tracing costs about 25-35 us and 1 KB per instruction, so the budget bounds a
+#: trace to about 10 s and 300 MB; a kernel that unrolls per tile stops here on a large shape instead of running
+#: for minutes while memory grows. (The seed's kernel on 1x512x512x64 -> 1024x1024 needs 278,528.)
+MAX_INSTRUCTIONS = 300_000
+
 
 class Tracer:
     """What one trace builds: the Program, the SBUF allocator, unique names."""
 
-    def __init__(self, name: str, sbuf_partition_bytes: int):
+    def __init__(self, name: str, sbuf_partition_bytes: int, max_instructions: int):
         self.allocator = SbufAllocator(sbuf_partition_bytes)
         self.program = Program(name, sbuf_partition_bytes=sbuf_partition_bytes)
+        self.max_instructions = max_instructions
         self._counters: dict[str, itertools.count] = {}
 
     def unique(self, base: str) -> str:
@@ -38,6 +44,10 @@ class Tracer:
         return f"{base}.{next(counter)}"
 
     def emit(self, inst: Instruction) -> None:
+        if len(self.program.instructions) >= self.max_instructions:
+            raise ResourceError(f"tracing {self.program.name} needs more than {self.max_instructions:,} instructions, "
+                                f"the tracer's budget (about 10 s and 300 MB); a kernel that unrolls a loop per tile "
+                                f"grows with its data: trace a smaller shape or a kernel with fewer, larger tiles")
         self.program.append(inst)
 
     def hbm(self, name: str, shape, dtype, kind: str) -> NkiTensor:
@@ -53,23 +63,26 @@ class Tracer:
 def current() -> Tracer:
     tracer = getattr(_state, "tracer", None)
     if tracer is None:
-        raise RuntimeError("nki calls build a Program and need a kernel being traced: "
+        raise InvalidValueError("nki calls build a Program and need a kernel being traced: "
                            "call resize_kernels.nki.trace(kernel, *args)")
     return tracer
 
 
-def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES, **kwargs) -> Program:
+def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES,
+          max_instructions: int | None = None, **kwargs) -> Program:
     """Trace ``kernel(*args, **kwargs)`` into a Program.
 
     Tensor arguments are numpy arrays or TensorSpecs (anything with ``shape`` and
     ``dtype``); they become the Program's HBM inputs, named after the kernel's
     parameters. The kernel returns the HBM tensor(s) that become its outputs.
+    More than ``max_instructions`` instructions (None: MAX_INSTRUCTIONS) raise ResourceError.
     """
     fn = getattr(kernel, "func", kernel)
     if getattr(_state, "tracer", None) is not None:
-        raise RuntimeError(f"cannot trace {fn.__name__} inside another trace")
+        raise InvalidValueError(f"cannot trace {fn.__name__} inside another trace; call it from the kernel "
+                                f"being traced instead (it is then inlined)")
     params = list(inspect.signature(fn).parameters)
-    tracer = Tracer(fn.__name__, sbuf_partition_bytes)
+    tracer = Tracer(fn.__name__, sbuf_partition_bytes, MAX_INSTRUCTIONS if max_instructions is None else max_instructions)
     handles = []
     for n, a in enumerate(args):
         if hasattr(a, "shape") and hasattr(a, "dtype"):
@@ -86,7 +99,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
     for out in (result if isinstance(result, (tuple, list)) else (result,)):
         if not isinstance(out, NkiTensor) or out.storage not in program.internal:
             raise InvalidTypeError(f"kernel {fn.__name__} must return the HBM tensor(s) it created with "
-                            f"nl.ndarray(..., buffer=nl.shared_hbm), got {out!r}")
+                                   f"nl.ndarray(..., buffer=nl.shared_hbm), got {out!r}")
         program.internal.remove(out.storage)
         out.storage.kind = "output"
         program.outputs.append(out.storage)
