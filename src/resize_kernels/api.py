@@ -7,7 +7,9 @@ Program; the forward op and its gradient share every step (``_OPS``).
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 
 import numpy as np
 
@@ -16,10 +18,11 @@ from .compiler.hlo import Shape, custom_call_module
 from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
 from .compiler.pipeline import compile_module
-from .errors import InvalidTypeError, InvalidValueError
+from .errors import InvalidTypeError, InvalidValueError, ResourceError
 from .kernels import DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_KERNELS
 from .machine.cost import CostReport, program_cost, target_params
 from .machine.isa import Program
+from .machine.memory import check_host_memory
 from .machine.simulator import Executable
 from .nki import TensorSpec, trace
 from .runtime import LoadedModule, load
@@ -41,15 +44,16 @@ def kernel_variant(op: str, kernel: str | None, also: tuple = ()) -> str:
     return name
 
 
-def _check_array(x, what: str) -> None:
-    """x is a numpy array of rank 4 (its shape and dtype are then the contract's business)."""
+def _check_array(x, what: str) -> np.ndarray:
+    """x as a numpy array of rank 4 in native byte order (its shape and dtype are then the contract's business)."""
     if not isinstance(x, np.ndarray):
         hint = "; convert a torch tensor with .numpy() (or use resize_kernels.frontends.torch)" \
             if type(x).__module__.startswith("torch") else ""
         raise InvalidTypeError(f"{what} requires a numpy array in NHWC layout, got {type(x).__name__}{hint}")
     if x.ndim != 4:
         raise InvalidValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
-                         f"got shape {x.shape}")
+                                f"got shape {x.shape}")
+    return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))  # the values, in the machine's order
 
 
 def _shapes(op: str, shape, size) -> tuple[tuple, tuple]:
@@ -60,7 +64,7 @@ def _shapes(op: str, shape, size) -> tuple[tuple, tuple]:
     """
     whose, names = ("output", "height, width") if op == "resize_nearest" else ("forward input", "in_h, in_w")
     h, w = contract.size_pair(op, size, whose, names)
-    other = (shape[0], h, w, shape[3]) if len(shape) == 4 else None
+    other = (shape[0], h, w, shape[3]) if isinstance(shape, (tuple, list)) and len(shape) == 4 else None
     if op == "resize_nearest":
         return contract.resize_shapes(op, shape, other)
     return contract.grad_shapes(op, shape, other)
@@ -70,16 +74,68 @@ def _dtype(op: str, dtype) -> np.dtype:
     return contract.resize_dtype(op, dtype) if op == "resize_nearest" else contract.grad_dtype(op, dtype)
 
 
-@functools.lru_cache(maxsize=64)
-def _program(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Program:
+class _InstructionBoundedCache:
+    """A least-recently-used cache of Programs (or Executables) bounded by their total instructions.
+
+    A count bound would let a few huge Programs hold gigabytes; this one keeps
+    at most ``budget`` instructions (about 1 KB each) and always the newest entry.
+    """
+
+    def __init__(self, make, budget: int = 1_000_000):
+        self.make, self.budget = make, budget
+        self.entries: collections.OrderedDict = collections.OrderedDict()
+        self.hits = self.misses = self.instructions = 0
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, make)
+
+    def __call__(self, *key):
+        with self._lock:
+            if key in self.entries:
+                self.hits += 1
+                self.entries.move_to_end(key)
+                return self.entries[key][0]
+        value = self.make(*key)
+        program = getattr(value, "program", value)
+        with self._lock:
+            self.misses += 1
+            if key not in self.entries:  # another thread may have made it meanwhile
+                self.entries[key] = (value, len(program.instructions))
+                self.instructions += len(program.instructions)
+            while len(self.entries) > 1 and self.instructions > self.budget:
+                self.instructions -= self.entries.popitem(last=False)[1][1]
+        return value
+
+    def cache_info(self):
+        return CacheInfo(self.hits, self.misses, self.budget, len(self.entries))
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self.entries.clear()
+            self.hits = self.misses = self.instructions = 0
+
+
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize")
+
+
+def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Program:
     kernels, _, keyword = _OPS[op]
-    return trace(kernels[name], TensorSpec(shape, dtype), **{keyword: other})
+    try:
+        return trace(kernels[name], TensorSpec(shape, dtype), **{keyword: other})
+    except ResourceError as error:
+        hint = "; the default kernel 'auto' traces a bounded number of instructions for every shape" \
+            if op == "resize_nearest" and name != DEFAULT_FORWARD else ""
+        raise ResourceError(f"{op} kernel {name!r} for {shape} -> {other}: {error}{hint}") from None
 
 
-@functools.lru_cache(maxsize=64)
-def executable(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Executable:
+_program = _InstructionBoundedCache(_trace)
+
+
+def _prepare(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Executable:
     """The cached, prepared Program of ``op``'s kernel variant ``name`` for these shapes and dtype."""
     return Executable(_program(op, shape, other, dtype, name))
+
+
+executable = _InstructionBoundedCache(_prepare)
 
 
 def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None) -> Program:
@@ -104,13 +160,16 @@ def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray
     as written. The kernel is traced once per (shape, size, dtype, kernel) and cached.
     """
     op = "resize_nearest"
-    _check_array(x, op)
+    x = _check_array(x, op)
     shape, other = _shapes(op, x.shape, size)
     return executable(op, shape, other, _dtype(op, x.dtype), kernel_variant(op, kernel)).run([x])[0]
 
 
 def index_map(in_hw, out_hw) -> np.ndarray:
-    """Reference flat source index (src_h * W_in + src_w) of every output pixel, shape (H_out, W_out)."""
+    """Reference flat source index (src_h * W_in + src_w) of every output pixel, shape (H_out, W_out), int64."""
+    out_h, out_w = contract.size_pair("index_map", out_hw, "output")
+    if all(isinstance(s, (int, np.integer)) for s in (out_h, out_w)) and out_h > 0 and out_w > 0:
+        check_host_memory(2 * 8 * int(out_h) * int(out_w), f"index_map to {out_h}x{out_w}")  # the map and a temporary
     return semantics.index_map(in_hw, out_hw)
 
 
@@ -153,14 +212,14 @@ def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.n
     and Programs are built once per (shape, size, dtype, path) and cached.
     """
     op = "resize_nearest_grad"
-    _check_array(dy, op)
+    dy = _check_array(dy, op)
     shape, other = _shapes(op, dy.shape, size)
     dtype = _dtype(op, dy.dtype)
     blocks = block_factors(shape[1:3], other[1:3]) is not None
     if kernel == REDUCE_WINDOW and not blocks:
         raise InvalidValueError(f"resize_nearest_grad kernel='reduce_window' requires dy's height and width to be integer "
-                         f"multiples k of the input's whose float32 forward map is o // k, got dy "
-                         f"{shape[1:3]} for input {other[1:3]}; use kernel='general' (or None) for this ratio")
+                                f"multiples k of the input's whose float32 forward map is o // k, got dy "
+                                f"{shape[1:3]} for input {other[1:3]}; use kernel='general' (or None) for this ratio")
     if kernel == REDUCE_WINDOW or (kernel is None and blocks):
         return _reduce_window_grad(shape, other[1:3], dtype)(dy)
     name = kernel_variant(op, kernel, also=(REDUCE_WINDOW,))

@@ -75,11 +75,11 @@ def _shapes(what, in_shape, out_shape, in_name, out_name):
     in_shape, out_shape = tuple(map(int, in_shape)), tuple(map(int, out_shape))
     if in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
         raise InvalidValueError(f"{what} requires equal batch and channels in {in_name} and {out_name} (a resize changes "
-                         f"only H and W), got {in_shape} and {out_shape}")
+                                f"only H and W), got {in_shape} and {out_shape}")
     for name, shape in ((in_name, in_shape), (out_name, out_shape)):
         if math.prod(shape) >= ADDRESS_LIMIT:
             raise InvalidValueError(f"{what} requires fewer than 2**31 elements per tensor, got {name} {shape} "
-                             f"({math.prod(shape):,} elements); split the batch or the channels")
+                                    f"({math.prod(shape):,} elements); split the batch or the channels")
     return in_shape, out_shape
 
 

@@ -80,6 +80,8 @@ def _check_hw(name, hw):
 def index_map(in_hw, out_hw, exact: bool = False) -> np.ndarray:
     """Flat source pixel index src_h * W_in + src_w for each output pixel, shape (H_out, W_out), int64."""
     (in_h, in_w), (out_h, out_w) = _check_hw("in_hw", in_hw), _check_hw("out_hw", out_hw)
+    check_axis(in_h, out_h, "index_map")
+    check_axis(in_w, out_w, "index_map")
     f = source_index_exact if exact else source_index
     return f(in_h, out_h)[:, None] * in_w + f(in_w, out_w)[None, :]
 
@@ -129,18 +131,24 @@ def resize_nearest_grad_reference(dy: np.ndarray, in_hw) -> np.ndarray:
         raise InvalidValueError(f"resize_nearest_grad_reference requires an NHWC array of rank 4, got shape {dy.shape}")
     if dy.dtype.name not in GRAD_DTYPES:
         raise InvalidTypeError(f"resize_nearest_grad_reference requires dy of dtype {', '.join(GRAD_DTYPES)}, "
-                        f"got {dy.dtype}")
+                               f"got {dy.dtype}")
     (in_h, in_w) = _check_hw("in_hw", in_hw)
     b, out_h, out_w, c = dy.shape
     (first_h, count_h), (first_w, count_w) = source_runs(in_h, out_h), source_runs(in_w, out_w)
     dy32 = dy.astype(np.float32)
+    kw = np.arange(count_w.max())
+    cols = np.minimum(first_w[:, None] + kw, out_w - 1)  # (in_w, most): source column j's output columns, in order
     dx = np.zeros((b, in_h, in_w, c), np.float32)
-    # Step (kh, kw) adds the kh-th row and kw-th column of every source's run: the
-    # targets of one step are distinct, and the steps go in row-major order.
-    for kh in range(int(count_h.max())):
-        rows = np.nonzero(count_h > kh)[0]
-        for kw in range(int(count_w.max())):
-            cols = np.nonzero(count_w > kw)[0]
-            dx[:, rows[:, None], cols[None, :], :] += dy32[:, (first_h[rows] + kh)[:, None],
-                                                           (first_w[cols] + kw)[None, :], :]
-    return dx.astype(dy.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is NaN, as the sum says; no warning
+        for kh in range(count_h.max()):  # the kh-th output row of every source row, in row order
+            # terms[:, i, j, k]: the k-th contribution of that row to dx[:, i, j], in column order; a source with
+            # fewer (or none in this row) gets -0.0, which adds nothing to any sum.
+            terms = dy32[:, np.minimum(first_h + kh, out_h - 1)][:, :, cols]  # (b, in_h, in_w, most, c)
+            terms[:, count_h <= kh] = -0.0
+            terms[:, :, kw >= count_w[:, None]] = -0.0
+            if len(kw) <= 16:  # a few columns: one vectorized add each
+                for k in kw:
+                    dx += terms[:, :, :, k]
+            else:  # many: accumulate adds one at a time, in order, from the sum so far
+                dx = np.add.accumulate(np.concatenate([dx[:, :, :, None], terms], axis=3), axis=3)[:, :, :, -1]
+        return dx.astype(dy.dtype)

@@ -194,3 +194,19 @@ def test_counts_and_bytes_are_the_programs(kernel, in_shape, out_hw):
     assert report.dma_bytes == stored + gathered
     assert sum(report.dma_shapes.values()) == report.dma_count
     assert report.sbuf_high_water == p.sbuf_high_water
+
+
+def test_hbm_intervals_answer_as_the_rect_table_does():
+    """The segment map for HBM tensors gives every access the start the plain table of rects gives it."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        table, intervals, now = cost._Memory(16), cost._Intervals(), 0.0
+        for _ in range(40):
+            lo = int(rng.integers(0, 60))
+            rect, writing = (lo, lo + int(rng.integers(1, 20)), 0, 1), bool(rng.random() < 0.5)
+            ready = table.ready(rect, writing)
+            assert intervals.ready(rect, writing) == ready
+            finish = max(ready, now * rng.random()) + float(rng.integers(1, 5))  # not in program order
+            now = max(now, finish)
+            for memory in (table, intervals):
+                (memory.write if writing else memory.read)(rect, finish)

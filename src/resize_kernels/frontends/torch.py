@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import torch
 
-from .. import api
+from .. import api, contract
 from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["interpolate_nearest", "ResizeNearest", "resize_nearest", "resize_nearest_grad"]
@@ -30,7 +30,7 @@ def _check(x, what: str) -> None:
         raise InvalidTypeError(f"{what} requires a torch.Tensor in NCHW layout, got {type(x).__name__}")
     if x.dim() != 4:
         raise InvalidValueError(f"{what} requires an NCHW tensor of rank 4 (batch, channels, height, width), "
-                         f"got shape {tuple(x.shape)}")
+                                f"got shape {tuple(x.shape)}")
     if x.dtype not in _DTYPES:
         hint = ("the NeuronCore has no float64: call .float() first (gradcheck: see the frontend tests)"
                 if x.dtype == torch.float64 else "cast it with .float()")
@@ -64,30 +64,48 @@ def _empty(x: torch.Tensor, hw) -> torch.Tensor:
     return x.new_empty((x.shape[0], x.shape[1], *hw)).contiguous(memory_format=_memory_format(x))
 
 
+def _check_sizes(x: torch.Tensor, size, what: str, grad: bool = False) -> tuple:
+    """The op's contract on NCHW ``x`` and ``size`` (the output's, or for the gradient the forward input's), also
+    for fake tensors; an empty batch is allowed, as F.interpolate allows it. Returns ``size`` as a tuple."""
+    h, w = contract.size_pair(what, size, "forward input" if grad else "output")
+    n, c, x_h, x_w = x.shape
+    dims = (n, c, x_h, x_w, h, w)
+    if all(isinstance(d, int) for d in dims):  # symbolic sizes (torch.compile's dynamic shapes) are checked when run
+        shape, other = (max(n, 1), x_h, x_w, c), (max(n, 1), h, w, c)
+        (contract.grad_shapes if grad else contract.resize_shapes)(what, shape, other)
+    return h, w
+
+
 @torch.library.custom_op("resize_kernels::resize_nearest", mutates_args=())
 def resize_nearest(x: torch.Tensor, size: list[int]) -> torch.Tensor:
     """Nearest resize of NCHW ``x`` to ``size = [out_h, out_w]`` (asymmetric, floor), on the simulated NeuronCore."""
     _check(x, "resize_nearest")
-    return _nchw_tensor(api.resize_nearest(_nhwc_numpy(x), tuple(size)), like=x)
+    size = _check_sizes(x, size, "resize_nearest")
+    if x.shape[0] == 0:
+        return _empty(x, size)
+    return _nchw_tensor(api.resize_nearest(_nhwc_numpy(x), size), like=x)
 
 
 @torch.library.custom_op("resize_kernels::resize_nearest_grad", mutates_args=())
 def resize_nearest_grad(dy: torch.Tensor, in_size: list[int]) -> torch.Tensor:
     """Gradient of resize_nearest: NCHW ``dy`` summed onto the forward input's ``in_size = [in_h, in_w]``."""
     _check(dy, "resize_nearest_grad")
-    return _nchw_tensor(api.resize_nearest_grad(_nhwc_numpy(dy), tuple(in_size)), like=dy)
+    in_size = _check_sizes(dy, in_size, "resize_nearest_grad", grad=True)
+    if dy.shape[0] == 0:
+        return _empty(dy, in_size)
+    return _nchw_tensor(api.resize_nearest_grad(_nhwc_numpy(dy), in_size), like=dy)
 
 
 @resize_nearest.register_fake
 def _resize_nearest_fake(x, size):
     _check(x, "resize_nearest")
-    return _empty(x, size)
+    return _empty(x, _check_sizes(x, size, "resize_nearest"))
 
 
 @resize_nearest_grad.register_fake
 def _resize_nearest_grad_fake(dy, in_size):
     _check(dy, "resize_nearest_grad")
-    return _empty(dy, in_size)
+    return _empty(dy, _check_sizes(dy, in_size, "resize_nearest_grad", grad=True))
 
 
 def _save_size(attr):
@@ -108,14 +126,19 @@ resize_nearest.register_autograd(_resize_nearest_backward, setup_context=_save_s
 resize_nearest_grad.register_autograd(_resize_nearest_grad_backward, setup_context=_save_size("out_size"))
 
 
+def _is_int(s) -> bool:
+    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+
+
 def interpolate_nearest(x: torch.Tensor, size) -> torch.Tensor:
-    """Drop-in for ``F.interpolate(x, size=size, mode="nearest")`` on NCHW tensors (size: int or (h, w))."""
-    pair = (size, size) if isinstance(size, int) else size
-    if not isinstance(pair, (tuple, list, torch.Size)) or len(pair) != 2 or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in pair):
-        raise InvalidTypeError(f"interpolate_nearest requires size as an int or a pair of ints (height, width), got {size!r}")
+    """Drop-in for ``F.interpolate(x, size=size, mode="nearest")`` on NCHW tensors (size: int or (h, w);
+    numpy integers too, as torch takes them)."""
+    pair = (size, size) if _is_int(size) else size
+    if not isinstance(pair, (tuple, list, torch.Size)) or len(pair) != 2 or not all(map(_is_int, pair)):
+        raise InvalidTypeError(f"interpolate_nearest requires size as an int or a pair of ints (height, width), "
+                               f"got {size!r}")
     _check(x, "interpolate_nearest")
-    return resize_nearest(x, list(pair))
+    return resize_nearest(x, [int(s) for s in pair])
 
 
 class ResizeNearest(torch.nn.Module):

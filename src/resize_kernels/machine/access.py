@@ -38,7 +38,7 @@ class AccessPattern:
         for step, num in pattern:
             if num < 1 or step < 0:
                 raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in every "
-                                 f"[step, num] pair, got {[list(p) for p in pattern]}")
+                                        f"[step, num] pair, got {[list(p) for p in pattern]}")
         if (self.vector_offset is None) != (self.indirect_dim is None):
             raise InvalidValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
         if self.indirect_dim is not None:
@@ -47,7 +47,7 @@ class AccessPattern:
             free = self.tensor.free_size
             if pattern[0][0] % free and pattern[0][1] > 1:
                 raise InvalidValueError(f"the first [step, num] pair of an SBUF access pattern walks partitions: its step "
-                                 f"must be a multiple of tile {self.tensor.name!r}'s free size {free}, got {pattern[0][0]}")
+                                        f"must be a multiple of tile {self.tensor.name!r}'s free size {free}, got {pattern[0][0]}")
 
     def _check_indirect(self):
         v = self.vector_offset
@@ -57,7 +57,7 @@ class AccessPattern:
             raise InvalidValueError(f"indirect access needs the indexed tensor in HBM, but {self.tensor.name!r} is in SBUF")
         if not v.is_sbuf or v.tensor.dtype.name != "int32" or v.shape != (self.shape[0], 1):
             raise InvalidValueError(f"vector_offset of an indirect access on {self.tensor.name!r} must be an int32 "
-                             f"({self.shape[0]}, 1) SBUF tile, got {v.describe()} of shape {v.shape}")
+                                    f"({self.shape[0]}, 1) SBUF tile, got {v.describe()} of shape {v.shape}")
         if self.row_size < 1:
             raise InvalidValueError(f"indirect access on {self.tensor.name!r} needs a row size of at least 1")
 

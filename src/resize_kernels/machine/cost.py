@@ -58,6 +58,7 @@ M1  SBUF capacity 192 KiB per partition on trn1, 224 KiB on trn2.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import heapq
 import math
@@ -132,7 +133,7 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
     inputs = 2 if isinstance(inst, TensorTensor) else 1
     if inst.engine not in ("vector", "scalar"):
         raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
-                         f"add them to machine/cost.py")
+                                f"add them to machine/cost.py")
     return params.vector_fixed_cycles + max(params.vector_floor_cycles, inputs * n)
 
 
@@ -270,6 +271,46 @@ class _Memory:
             self.writes[b][rect] = finish
 
 
+class _Intervals:
+    """Finish times over one HBM tensor's elements: sorted segments, each with its latest write and the reads since.
+
+    The same answers as _Memory for one-dimensional rects, in time that does not
+    grow with the accesses already recorded: a write finishes after everything
+    it overlaps (it waited for them), so it may simply overwrite their segments.
+    """
+
+    def __init__(self):
+        self.starts, self.writes, self.reads = [0], [0.0], [0.0]  # segment i: starts[i] .. starts[i + 1]
+
+    def _span(self, lo: int, hi: int) -> tuple[int, int]:
+        """Indices of the segments lo..hi covers, split so that they start at lo and end at hi."""
+        return self._split(lo), self._split(hi)
+
+    def _split(self, x: int) -> int:
+        i = bisect.bisect_right(self.starts, x) - 1
+        if self.starts[i] != x:
+            i += 1
+            self.starts.insert(i, x)
+            self.writes.insert(i, self.writes[i - 1])
+            self.reads.insert(i, self.reads[i - 1])
+        return i
+
+    def ready(self, rect, writing: bool) -> float:
+        i = bisect.bisect_right(self.starts, rect[0]) - 1
+        j = bisect.bisect_left(self.starts, rect[1])
+        t = max(self.writes[i:j])
+        return max(t, max(self.reads[i:j])) if writing else t
+
+    def read(self, rect, finish: float) -> None:
+        a, b = self._span(rect[0], rect[1])
+        reads = self.reads[a:b]
+        self.reads[a:b] = [finish] * (b - a) if finish >= max(reads) else [max(r, finish) for r in reads]
+
+    def write(self, rect, finish: float) -> None:
+        a, b = self._span(rect[0], rect[1])
+        self.starts[a:b], self.writes[a:b], self.reads[a:b] = [rect[0]], [finish], [0.0]
+
+
 class _Memories:
     """The SBUF and every HBM tensor the Program writes (tensors only read never conflict)."""
 
@@ -278,7 +319,7 @@ class _Memories:
         for inst in program.instructions:
             t = inst.dst.tensor
             if not inst.dst.is_sbuf and t not in self.mem:
-                self.mem[t] = _Memory(max(1024, -(-t.size // 1024)))
+                self.mem[t] = _Intervals()
 
     def ready(self, footprint, writing: bool) -> float:
         key, rects = footprint

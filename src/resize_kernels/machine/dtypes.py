@@ -40,7 +40,7 @@ def as_dtype(dtype, what: str = "the NeuronCore model") -> np.dtype:
         choices = ", ".join(n for n in _NAMES if n not in SHORT_NAMES.values())
         got = dtype if isinstance(dtype, str) else getattr(dt, "name", repr(dtype))
         raise InvalidTypeError(f"{what} requires one of the dtypes {choices}, got {got}; cast the data first "
-                        f"(float64 to float32; complex has no equivalent on the machine)")
+                               f"(float64 to float32; complex has no equivalent on the machine)")
     return dt
 
 

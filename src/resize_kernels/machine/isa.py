@@ -77,11 +77,11 @@ class Instruction:
             for ap in (self.dst, *self.sources()):
                 if not ap.is_sbuf or ap.indirect_dim is not None:
                     raise InvalidValueError(f"{where}: {self.opcode} reads and writes SBUF tiles through direct "
-                                     f"access patterns, got {ap.describe()}")
+                                            f"access patterns, got {ap.describe()}")
         for ap in self.sources():
             if self.engine != "dma" and ap.shape != self.dst.shape:
                 raise InvalidValueError(f"{where}: {self.opcode} requires operands of the destination's shape "
-                                 f"{self.dst.shape}, got {ap.describe()} of shape {ap.shape}")
+                                        f"{self.dst.shape}, got {ap.describe()} of shape {ap.shape}")
         for ap in (self.dst, *self.sources()):
             ap.check_static(where)
 
@@ -200,19 +200,19 @@ class DmaCopy(Instruction):
         super().validate(where)
         if self.dst.indirect_dim is not None:
             raise InvalidValueError(f"{where}: dma_copy supports an indirect source (gather) only, got an indirect "
-                             f"destination {self.dst.describe()}")
+                                    f"destination {self.dst.describe()}")
         self._check_moves_bits(where, "dma_copy")
 
     def _check_moves_bits(self, where: str, what: str) -> None:
         """A DMA moves bits: one dtype and one shape on both sides."""
         if self.src.dtype != self.dst.dtype:
             raise InvalidValueError(f"{where}: {what} moves bits and cannot cast, so it needs one dtype on both sides: "
-                             f"source {self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} "
-                             f"is {self.dst.dtype}; cast the tile with tensor_copy first")
+                                    f"source {self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} "
+                                    f"is {self.dst.dtype}; cast the tile with tensor_copy first")
         if self.src.shape != self.dst.shape:
             raise InvalidValueError(f"{where}: {what} requires source and destination of one shape, got "
-                             f"{self.src.shape} from {self.src.describe()} and {self.dst.shape} "
-                             f"to {self.dst.describe()}")
+                                    f"{self.src.shape} from {self.src.describe()} and {self.dst.shape} "
+                                    f"to {self.dst.describe()}")
 
     def operands_text(self):
         return self.src.describe()
@@ -260,10 +260,10 @@ class DmaCopyAdd(DmaCopy):
         Instruction.validate(self, where)
         if self.dst.is_sbuf:
             raise InvalidValueError(f"{where}: dma_copy with dst_rmw_op accumulates into HBM only, got destination "
-                             f"{self.dst.describe()} in SBUF; add SBUF tiles with tensor_tensor(op=nl.add)")
+                                    f"{self.dst.describe()} in SBUF; add SBUF tiles with tensor_tensor(op=nl.add)")
         if self.src.indirect_dim is not None:
             raise InvalidValueError(f"{where}: dma_copy with dst_rmw_op takes a direct source, got the gather "
-                             f"{self.src.describe()}; gather into a tile first")
+                                    f"{self.src.describe()}; gather into a tile first")
         self._check_moves_bits(where, "dma_copy with dst_rmw_op")
 
     def operands_text(self):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,7 +80,7 @@ class SbufAllocator:
     def __init__(self, partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES):
         if partition_bytes not in SBUF_PARTITION_BYTES.values():
             raise InvalidValueError(f"SBUF capacity must be one of {sorted(SBUF_PARTITION_BYTES.values())} bytes per "
-                             f"partition (trn1: 192 KiB, trn2: 224 KiB), got {partition_bytes}")
+                                    f"partition (trn1: 192 KiB, trn2: 224 KiB), got {partition_bytes}")
         self.capacity = partition_bytes
         self.top = 0
         self.high_water = 0
@@ -88,7 +89,7 @@ class SbufAllocator:
         partitions, free_shape = shape[0], tuple(shape[1:])
         if not 1 <= partitions <= NUM_PARTITIONS:
             raise InvalidValueError(f"SBUF tile {name!r} needs 1 to {NUM_PARTITIONS} partitions (its first dimension), "
-                             f"got shape {tuple(shape)}; tile the partition dimension by 128")
+                                    f"got shape {tuple(shape)}; tile the partition dimension by 128")
         tile = SbufTile(name, partitions, free_shape, np.dtype(dtype), self.top)
         need = tile.bytes_per_partition
         if self.top + need > self.capacity:
@@ -112,8 +113,20 @@ class SbufAllocator:
 HOST_MEMORY_SHARE = 0.75
 
 
+_READ_EVERY = 1.0  # seconds a reading of the host's free memory stays good: a sweep runs thousands of small checks
+_last_reading = (-math.inf, 0)
+
+
 def host_memory_available() -> int:
     """Bytes of memory this host can still give (MemAvailable on Linux, else free physical pages)."""
+    global _last_reading
+    when, available = _last_reading
+    if time.monotonic() - when > _READ_EVERY:
+        _last_reading = (time.monotonic(), available := _read_host_memory_available())
+    return available
+
+
+def _read_host_memory_available() -> int:
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:

@@ -10,6 +10,7 @@ ones (which depend on data) here, as each gather runs.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 
@@ -32,7 +33,7 @@ from .isa import (
     TensorScalar,
     TensorTensor,
 )
-from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, poisoned, sbuf_view
+from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, check_host_memory, poisoned, sbuf_view
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -42,22 +43,47 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(_BITS[a.dtype.itemsize])
 
 
-def _repeat_passes(key: np.ndarray) -> list:
-    """Split positions 0..len(key)-1 into passes of distinct keys: pass m holds every key's m-th occurrence.
+class _Repeats:
+    """How the keys of a scatter-add repeat: the positions sorted by key (stably), and where each key's run starts."""
 
-    Running the passes in order adds the contributions to each address in their
-    original order, and each pass is a plain (duplicate-free) fancy-index update.
-    """
-    order = np.argsort(key, kind="stable")
-    ranked = key[order]
-    first = np.ones(len(key), bool)
-    first[1:] = ranked[1:] != ranked[:-1]
-    if first.all():
-        return [slice(None)]
-    pos = np.arange(len(key))
-    rank = np.empty(len(key), np.intp)
-    rank[order] = pos - np.maximum.accumulate(np.where(first, pos, 0))
-    return [np.nonzero(rank == m)[0] for m in range(int(rank.max()) + 1)]
+    def __init__(self, key: np.ndarray):
+        self.order = np.argsort(key, kind="stable")
+        ranked = key[self.order]
+        self.starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+        self.counts = np.diff(np.r_[self.starts, len(key)])
+        self.keys = ranked[self.starts]
+        self.most = int(self.counts.max()) if len(key) else 0
+
+    @functools.cached_property
+    def passes(self) -> list:
+        """Positions split into passes of distinct keys: pass m holds every key's m-th occurrence.
+
+        Running the passes in order adds the contributions to each address in
+        their original order, and each pass is a plain (duplicate-free)
+        fancy-index update.
+        """
+        if self.most <= 1:
+            return [slice(None)]
+        rank = np.empty(len(self.order), np.intp)
+        rank[self.order] = np.arange(len(self.order)) - np.repeat(self.starts, self.counts)
+        return [np.nonzero(rank == m)[0] for m in range(self.most)]
+
+    def accumulate(self, target: np.ndarray, values: np.ndarray) -> bool:
+        """target[key[i]] += values[i] in order, in float32, at once; False when it would take too much memory.
+
+        Each key's contributions are laid in a row after its current value and
+        summed by ``np.add.accumulate``, which adds one at a time, in order: the
+        passes' result without a numpy call per repeat. Rows shorter than the
+        longest are padded with -0.0, which changes no sum.
+        """
+        if len(self.keys) * (self.most + 1) > 4 * len(self.order) + 4096:
+            return False
+        terms = np.full((len(self.keys), self.most + 1, *values.shape[1:]), -0.0, np.float32)
+        terms[:, 0] = target[self.keys]
+        rank = np.arange(len(self.order)) - np.repeat(self.starts, self.counts)
+        terms[np.repeat(np.arange(len(self.keys)), self.counts), rank + 1] = values[self.order]
+        target[self.keys] = np.add.accumulate(terms, axis=1)[:, -1]
+        return True
 
 
 class Executable:
@@ -79,13 +105,15 @@ class Executable:
         p = self.program
         if len(inputs) != len(p.inputs):
             raise InvalidValueError(f"program {p.name} takes {len(p.inputs)} inputs "
-                             f"({', '.join(t.name for t in p.inputs)}), got {len(inputs)}")
+                                    f"({', '.join(t.name for t in p.inputs)}), got {len(inputs)}")
+        check_host_memory(sum(t.size * t.dtype.itemsize for t in p.outputs + p.internal) + self.sbuf.nbytes,
+                          f"simulating program {p.name}")
         with self._lock:
             for t, x in zip(p.inputs, inputs):
                 if not isinstance(x, np.ndarray) or x.shape != t.shape or x.dtype != t.dtype:
                     got = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__
                     raise InvalidValueError(f"program {p.name} input {t} requires a "
-                                     f"{t.dtype}{list(t.shape)} numpy array, got {got}")
+                                            f"{t.dtype}{list(t.shape)} numpy array, got {got}")
                 self.mem[self.slot[t]] = np.ascontiguousarray(x).reshape(-1)
             for t in p.outputs + p.internal:
                 self.mem[self.slot[t]] = poisoned(t.size, t.dtype) if poison_outputs else np.empty(t.size, t.dtype)
@@ -259,17 +287,21 @@ class Executable:
         for s, num in ap.pattern[1:]:
             free = (free[:, None] + s * np.arange(num, dtype=np.int64)[None, :]).reshape(-1)
 
-        def add(target, key, values, passes=None):
-            """target[key] += values, one pass per repeat of a key so that no contribution is lost."""
-            for sel in _repeat_passes(key) if passes is None else passes:
-                k = key[sel]
-                target[k] = dtypes.cast(dtypes.to_f32(target[k]) + dtypes.to_f32(values[sel]), dtype)
+        def add(target, key, values, repeats=None):
+            """target[key] += values in order, every repeat of a key counting (one pass per repeat, or at once)."""
+            repeats = _Repeats(key) if repeats is None else repeats
+            with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is NaN, as the hardware adds
+                if repeats.most > 8 and dtype == np.float32 and repeats.accumulate(target, values):
+                    return
+                for sel in repeats.passes:
+                    k = key[sel]
+                    target[k] = dtypes.cast(dtypes.to_f32(target[k]) + dtypes.to_f32(values[sel]), dtype)
 
         if ap.indirect_dim is None:  # static addresses: the passes are known now
             addr = (o + ap.pattern[0][0] * np.arange(ap.shape[0], dtype=np.int64))[:, None] + free[None, :]
             addr = addr.reshape(-1)
-            passes = _repeat_passes(addr)
-            return lambda: add(mem[slot], addr, src().reshape(-1), passes)
+            repeats = _Repeats(addr)
+            return lambda: add(mem[slot], addr, src().reshape(-1), repeats)
 
         index = self._sbuf_view(ap.vector_offset).reshape(-1)
         rs, span, size = ap.row_size, ap.free_span(), ap.tensor.size

@@ -39,7 +39,7 @@ class Arange:
         if key == (None, slice(None)):
             return IndexExpr(0, 1, 0, f_size=self.n)
         raise InvalidValueError(f"nl.arange({self.n}) is placed on an axis with [:, None] (partitions) or [None, :] "
-                         f"(free dimension), got [{key}]")
+                                f"(free dimension), got [{key}]")
 
 
 class IndexExpr:
@@ -152,7 +152,7 @@ class IndexedAccess:
                 p_size = _same(p_size, k.shape[0], "partition")
             else:
                 raise InvalidTypeError(f"{t.name} is indexed with integers, nl.arange expressions and at most one int32 "
-                                f"index tile, got {k!r} on axis {axis}")
+                                       f"index tile, got {k!r} on axis {axis}")
         return offset, p_step, f_step, p_size or 1, f_size or 1, gather, row_size
 
     @property

@@ -63,7 +63,7 @@ def dma_copy(dst, src, dst_rmw_op=None) -> None:
         return
     if getattr(dst_rmw_op, "alu_name", dst_rmw_op) != "add":
         raise InvalidValueError(f"dma_copy supports only dst_rmw_op=nl.add (the DMA engines' one read-modify-write "
-                         f"op), got {dst_rmw_op!r}")
+                                f"op), got {dst_rmw_op!r}")
     current().emit(m.DmaCopyAdd(as_ap(dst), as_ap(src)))
 
 

@@ -113,7 +113,7 @@ def floor(x, dtype=None):
 def _access(what: str, access) -> IndexedAccess:
     if not isinstance(access, IndexedAccess):
         raise InvalidTypeError(f"nl.{what} takes a tensor indexed with nl.arange expressions (and an index tile), "
-                        f"e.g. data[b, load_indices, i_f], got {access!r}")
+                               f"e.g. data[b, load_indices, i_f], got {access!r}")
     return access
 
 

@@ -62,10 +62,10 @@ class NkiTensor:
         shape = tuple(int(s) for s in shape)
         if math.prod(shape) != math.prod(self.shape):
             raise InvalidValueError(f"cannot reshape {self.name} of shape {self.shape} ({math.prod(self.shape)} elements) "
-                             f"to {shape} ({math.prod(shape)} elements)")
+                                    f"to {shape} ({math.prod(shape)} elements)")
         if self.buffer == "sbuf" and shape[0] != self.shape[0]:
             raise InvalidValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]}, "
-                             f"got {shape}")
+                                    f"got {shape}")
         return NkiTensor(self.storage, shape)
 
     def ap(self, pattern, offset=0, vector_offset=None, indirect_dim=None) -> AccessPattern:
