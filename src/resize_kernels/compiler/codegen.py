@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import InvalidValueError
-from ..machine.errors import MachineError
+from ..errors import InvalidValueError, ResizeKernelsError
 from ..machine.isa import Program
 from ..nki import TensorSpec, trace
 from .hlo import HloInstruction, HloModule, Shape
+from .hlo.lexer import printable
 from .passes import KERNEL_OPCODE
 from .passes.validate_resize import SUPPORTED_ELEMENT_TYPES
 from .registry import InternalKernelConfig
@@ -23,6 +23,9 @@ from .registry import InternalKernelConfig
 
 class CodegenError(InvalidValueError):
     """A kernel instruction that cannot be traced; the message names the instruction and the reason."""
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))  # it may quote the module's text: no control characters
 
 
 def codegen(module: HloModule, registry: Mapping[str, InternalKernelConfig]) -> dict[HloInstruction, Program]:
@@ -58,10 +61,10 @@ def codegen_internal_native_nki_kernel(inst: HloInstruction, registry: Mapping[s
     if len(inst.operands) < config.operand_count:
         raise CodegenError(f"{what} requires {config.operand_count} operand(s), got {len(inst.operands)}")
     operands = [_tensor_spec(operand, what) for operand in inst.operands[:config.operand_count]]
-    extra_kw = config.additional_args_builder(inst) if config.additional_args_builder else {}
     try:
+        extra_kw = config.additional_args_builder(inst) if config.additional_args_builder else {}
         return trace(config.kernel_func, *operands, **extra_kw)
-    except (ValueError, MachineError) as error:
+    except ResizeKernelsError as error:  # any deliberate error of the kernel (a dtype, a shape, a budget, the machine)
         raise CodegenError(f"{what} cannot be traced: {error}") from error
 
 

@@ -51,5 +51,5 @@ def load(compiled: CompiledModule) -> LoadedModule:
     """The compiled module, callable (``load(compile_module(text))(x)``)."""
     if not isinstance(compiled, CompiledModule):
         raise InvalidTypeError(f"load takes a CompiledModule (from compiler.pipeline.compile_module), "
-                        f"got {type(compiled).__name__}")
+                               f"got {type(compiled).__name__}")
     return LoadedModule(compiled)

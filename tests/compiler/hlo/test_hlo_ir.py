@@ -58,6 +58,33 @@ def test_expanding_one_instruction_into_several():
     assert print_hlo_module(parse_hlo_module(str(m))) == str(m)
 
 
+def test_expand_replaces_many_instructions_in_one_pass():
+    entry = resize_module().entry
+    call, transpose = entry.instruction("custom-call.3"), entry.instruction("transpose.4")
+    first = HloInstruction("first", "copy", call.shape, call.operands)
+    second = HloInstruction("second", "copy", call.shape, [first])
+    # transpose.4's replacement reads custom-call.3, itself replaced: it gets custom-call.3's replacement
+    moved = HloInstruction("moved", "transpose", transpose.shape, [call], dict(transpose.attributes))
+    entry.expand({call: [first, second], transpose: [moved]})
+    assert [i.name for i in entry.instructions] == ["p0.1", "transpose.2", "first", "second", "moved", "tuple.5"]
+    assert moved.operands == [second] and entry.root.operands == [moved]
+    assert call.parent is None and transpose.parent is None
+    assert print_hlo_module(parse_hlo_module(str(entry.module))) == str(entry.module)
+
+
+def test_expand_errors():
+    entry = resize_module().entry
+    call = entry.instruction("custom-call.3")
+    with pytest.raises(ValueError, match="uses the instruction it replaces"):
+        entry.expand({call: [HloInstruction("c", "copy", call.shape, [call])]})
+    with pytest.raises(ValueError, match="at least one new instruction"):
+        entry.expand({call: []})
+    with pytest.raises(ValueError, match="already has an instruction named 'p0.1'"):
+        entry.expand({call: [HloInstruction("p0.1", "copy", call.shape, [])]})
+    with pytest.raises(ValueError, match="only"):
+        entry.expand({HloInstruction("stray", "copy", call.shape, []): [HloInstruction("s", "copy", call.shape, [])]})
+
+
 def test_rewrite_errors():
     entry = resize_module().entry
     call, transpose = entry.instruction("custom-call.3"), entry.instruction("transpose.4")

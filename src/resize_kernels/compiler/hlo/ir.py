@@ -13,7 +13,7 @@ parentheses) is likewise raw text, or an int parameter number, or a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,12 +31,17 @@ from .attributes import (
     parse_string,
     parse_window,
 )
-from .lexer import IDENTIFIER, HloParseError
+from .lexer import IDENTIFIER, HloParseError, printable
 from .printer import print_hlo_module
 from .shape import Shape, TupleShape, leaf_shapes
 
 #: An attribute value: raw text, or a typed value that prints as its canonical text.
 AttributeValue = str | String | IntList | Window | int
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    """repr() of `text`, cut to about `limit` characters: an error message quotes a value, not a megabyte."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
 
 
 def _check_identifier(value: object, what: str) -> None:
@@ -107,8 +112,8 @@ class HloInstruction:
         try:
             return parse(text)
         except HloParseError as error:
-            raise InvalidValueError(f"{self.opcode} {self.name!r}: malformed {what} {text!r}: "
-                             f"expected {error.expected}, got {error.got}") from None
+            raise InvalidValueError(printable(f"{self.opcode} {self.name!r}: malformed {what} {_excerpt(text)}: "
+                                              f"expected {error.expected}, got {error.got}")) from None
 
     def _attribute(self, key: str, parse, typed: type | tuple[type, ...] = ()):
         """Attribute ``key``: as it is when it is a ``typed`` value, else parsed from its text."""
@@ -184,8 +189,8 @@ class HloInstruction:
         try:
             return parse_literal(text, self.shape)
         except HloParseError as error:
-            raise InvalidValueError(f"constant {self.name!r}: malformed literal {text!r} for {self.shape}: "
-                             f"expected {error.expected}, got {error.got}") from None
+            raise InvalidValueError(printable(f"constant {self.name!r}: malformed literal {_excerpt(text)} for "
+                                              f"{self.shape}: expected {error.expected}, got {error.got}")) from None
         except ValueError as error:  # well-formed but unusable, e.g. elided as {...}
             raise InvalidValueError(f"constant {self.name!r}: {error}") from None
 
@@ -279,6 +284,45 @@ class HloComputation:
             self._root = new
         return new
 
+    def expand(self, expansions: Mapping[HloInstruction, Sequence[HloInstruction]]) -> None:
+        """Replace each key by its new instructions, in order, where it was; the last takes its place (users, root).
+
+        One pass over the computation however many instructions are replaced
+        (replace_instruction is one pass per call), so a pass lowering every
+        call of a large module stays linear. The names must be new, except that
+        a key's name is free once it is gone. A new instruction may use another
+        key (a chain of replaced calls): it gets that key's replacement.
+        """
+        replaced = {id(old): news[-1] for old, news in expansions.items() if news}
+        if len(replaced) != len(expansions):
+            raise InvalidValueError("expand() replaces each instruction by at least one new instruction")
+        names = {inst.name for inst in self.instructions if id(inst) not in replaced}
+        found, instructions = 0, []
+        for inst in self.instructions:
+            if id(inst) not in replaced:
+                instructions.append(inst)
+                continue
+            found += 1
+            for new in expansions[inst]:
+                if new.name in names:
+                    raise InvalidValueError(f"computation {self.name!r} already has an instruction named {new.name!r}")
+                if any(operand is inst for operand in new.operands):
+                    raise InvalidValueError(f"{new.name!r} uses the instruction it replaces, so it cannot replace it")
+                names.add(new.name)
+                instructions.append(new)
+        if found != len(expansions):
+            raise InvalidValueError(f"expand() replaces instructions of computation {self.name!r} only")
+        for old, news in expansions.items():
+            old.parent = None
+            for new in news:
+                self._adopt(new)
+        for inst in instructions:
+            if any(id(operand) in replaced for operand in inst.operands):
+                inst.operands = [replaced.get(id(operand), operand) for operand in inst.operands]
+        if self._root is not None and id(self._root) in replaced:
+            self._root = replaced[id(self._root)]
+        self.instructions = instructions
+
     def _adopt(self, inst: HloInstruction) -> None:
         if inst.parent is not None:
             raise InvalidValueError(f"instruction {inst.name!r} already belongs to computation {inst.parent.name!r}")
@@ -307,8 +351,18 @@ class HloModule:
         self.attributes = dict(attributes or {})
         self.stack_frame_index = stack_frame_index
         self.computations: list[HloComputation] = []
-        for comp in computations:
-            self._add(comp, len(self.computations))
+        names, entries = set(), 0
+        for comp in computations:  # _add's checks, with a set: linear in the number of computations
+            if comp.name in names:
+                raise InvalidValueError(f"module {self.name!r} already has a computation named {comp.name!r}")
+            if comp.is_entry and entries:
+                raise InvalidValueError(f"module {self.name!r} already has an ENTRY computation")
+            if comp.module is not None:
+                raise InvalidValueError(f"computation {comp.name!r} already belongs to module {comp.module.name!r}")
+            names.add(comp.name)
+            entries += comp.is_entry
+            comp.module = self
+            self.computations.append(comp)
 
     def __repr__(self) -> str:
         return f"<HloModule {self.name} ({len(self.computations)} computations)>"

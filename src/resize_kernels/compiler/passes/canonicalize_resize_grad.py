@@ -46,12 +46,16 @@ def canonicalize_resize_grad(module: HloModule, average_pool: bool = False) -> N
     ``average_pool=True`` divides by k_h * k_w afterwards (see average_pool_resize_grad).
     """
     adder = None
-    for comp, inst in _resize_grad_calls(module):
-        factors = block_factors(inst.operands[0].shape.dims[1:3], inst.shape.dims[1:3])
-        if factors is not None:
-            adder = adder or _add_computation(module)
-            last = comp.replace_instruction(inst, _window_sum(comp, inst, factors, adder, average_pool))
-            last.name = inst.name  # free once the custom-call is gone; users and values keep their name
+    for comp, calls in _resize_grad_calls(module):
+        taken, expansions = {i.name for i in comp.instructions}, {}
+        for inst in calls:
+            factors = block_factors(inst.operands[0].shape.dims[1:3], inst.shape.dims[1:3])
+            if factors is not None:
+                adder = adder or _add_computation(module)
+                new = expansions[inst] = _window_sum(taken, inst, factors, adder, average_pool)
+                taken.discard(new[-1].name)
+                new[-1].name = inst.name  # free once the custom-call is gone; users and values keep their name
+        comp.expand(expansions)
 
 
 def average_pool_resize_grad(module: HloModule) -> None:
@@ -65,8 +69,8 @@ def average_pool_resize_grad(module: HloModule) -> None:
 
 def lower_resize_nearest_grad(module: HloModule) -> None:
     """Pass: each ResizeNearestGrad left after canonicalization becomes InternalNativeNkiKernel "ResizeNearestGrad"."""
-    for comp, inst in _resize_grad_calls(module):
-        comp.replace_instruction(inst, kernel_instruction(inst, RESIZE_NEAREST_GRAD))
+    for comp, calls in _resize_grad_calls(module):
+        comp.expand({inst: [kernel_instruction(inst, RESIZE_NEAREST_GRAD)] for inst in calls})
 
 
 def block_factors(dy_hw, dx_hw) -> tuple[int, int] | None:
@@ -84,27 +88,31 @@ def block_factors(dy_hw, dx_hw) -> tuple[int, int] | None:
 
 
 def _resize_grad_calls(module: HloModule):
-    """(computation, instruction) for every ResizeNearestGrad custom-call."""
+    """(computation, its ResizeNearestGrad custom-calls) for every computation."""
     for comp in list(module.computations):  # canonicalize adds a computation on the way
-        for inst in list(comp.instructions):
-            if custom_call_target(inst) == RESIZE_NEAREST_GRAD:
-                yield comp, inst
+        yield comp, [inst for inst in comp.instructions if custom_call_target(inst) == RESIZE_NEAREST_GRAD]
 
 
-def _window_sum(comp: HloComputation, inst: HloInstruction, factors: tuple[int, int], adder: HloComputation,
-                average_pool: bool) -> HloInstruction:
-    """Add the instructions computing dx from dy before ``inst``; return the last one (it takes ``inst``'s place)."""
+def _window_sum(taken: set[str], inst: HloInstruction, factors: tuple[int, int], adder: HloComputation,
+                average_pool: bool) -> list[HloInstruction]:
+    """The instructions computing dx from dy, named apart from `taken` (which records them); the last one takes
+    ``inst``'s place."""
     k_h, k_w = factors
     dy, dx = inst.operands[0], inst.shape
     kept = {key: inst.attributes[key] for key in _KEPT_ATTRIBUTES if key in inst.attributes}
     scalar, wide = Shape(ACCUMULATOR, ()), replace(dx, element_type=ACCUMULATOR)
 
+    made = []
+
     def fresh(suffix):
-        return _fresh_name({i.name for i in comp.instructions}, f"{inst.name}.{suffix}")
+        name = _fresh_name(taken, f"{inst.name}.{suffix}")
+        taken.add(name)
+        return name
 
     def add(new):
         new.attributes.update(kept)
-        return comp.add_instruction(new, before=inst)
+        made.append(new)
+        return new
 
     def emit(suffix, shape, opcode, operands, attributes=None):
         return add(HloInstruction(fresh(suffix), opcode, shape, operands, attributes))
@@ -119,8 +127,8 @@ def _window_sum(comp: HloComputation, inst: HloInstruction, factors: tuple[int, 
         counts = emit("counts", wide, "broadcast", [count], {"dimensions": IntList()})
         total = emit("mean", wide, "divide", [total, counts])
     if dx.element_type != ACCUMULATOR:
-        total = emit("narrow", dx, "convert", [total])
-    return total
+        emit("narrow", dx, "convert", [total])
+    return made
 
 
 def _add_computation(module: HloModule) -> HloComputation:

@@ -22,9 +22,8 @@ _KEPT_ATTRIBUTES = ("metadata",)
 def lower_resize_nearest(module: HloModule) -> None:
     """Pass: replace every ResizeNearest custom-call by an InternalNativeNkiKernel instruction."""
     for comp in module.computations:
-        for inst in list(comp.instructions):
-            if custom_call_target(inst) == RESIZE_NEAREST:
-                comp.replace_instruction(inst, kernel_instruction(inst, RESIZE_NEAREST))
+        comp.expand({inst: [kernel_instruction(inst, RESIZE_NEAREST)] for inst in comp.instructions
+                     if custom_call_target(inst) == RESIZE_NEAREST})
 
 
 def kernel_instruction(inst: HloInstruction, kernel_name: str) -> HloInstruction:

@@ -25,6 +25,7 @@ from ... import contract
 from ...errors import InvalidValueError
 from ...machine import dtypes
 from ..hlo import HloInstruction, HloModule, Shape
+from ..hlo.lexer import printable
 from ..hlo.shape import ELEMENT_TYPES
 
 #: Custom-call targets of the resize op family; they share the backend_config and the NHWC conventions.
@@ -37,6 +38,9 @@ _BACKEND_CONFIG = re.compile(r'"([01])([01])"')
 
 class ValidationError(InvalidValueError):
     """An HLO module the compiler rejects; the message names the instruction and what to change."""
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))  # it may quote the module's text: no control characters
 
 
 def custom_call_target(inst: HloInstruction) -> str | None:
