@@ -44,3 +44,48 @@ def test_verify_command_rejects_bad_shapes(capsys):
 def test_verify_rejects_bad_shapes(shapes, match):
     with pytest.raises(ValueError, match=match):
         verify(*shapes)
+
+
+def test_a_kernel_that_does_not_take_the_shape_is_not_applicable():
+    report = verify((1, 30, 20, 8), (1, 59, 41, 8), kernel="strided")
+    assert not report.applicable and not report.ok and report.wrong_pixels is None
+    assert report.not_applicable.startswith("resize_nearest_strided_kernel requires an integer ratio on each axis")
+    assert str(report).startswith("kernel 'strided': NHWC 1x30x20x8 -> 1x59x41x8: not applicable: ")
+    exact = verify((1, 30, 20, 8), (1, 60, 40, 8), kernel="strided")
+    assert exact.ok and exact.applicable
+
+
+@pytest.mark.parametrize("args, match", [((-1, 8), "count requires an integer >= 0, got -1"),
+                                         ((2, 0), r"max_size requires an integer in 1..16777215, got 0"),
+                                         ((2, 2**24), r"max_size requires an integer in 1..16777215"),
+                                         ((2, 8, -1), "seed requires an integer >= 0, got -1"),
+                                         ((2.0, 8), "count requires an integer >= 0, got 2.0")])
+def test_random_shapes_rejects_bad_arguments(args, match):
+    from resize_kernels.errors import InvalidValueError
+    from resize_kernels.verifier import random_shapes
+
+    with pytest.raises(InvalidValueError, match=match):
+        random_shapes(*args)
+
+
+@pytest.mark.parametrize("n", [0, -3, 2**24, True, 2.0])
+def test_sweep_rejects_bad_bounds(n):
+    from resize_kernels.errors import InvalidValueError
+    from resize_kernels.verifier import sweep
+
+    with pytest.raises(InvalidValueError, match="sweep requires a size bound n in 1..16777215"):
+        sweep(n)
+
+
+def test_check_plot_path(tmp_path):
+    from resize_kernels.errors import InvalidValueError
+    from resize_kernels.verifier import check_plot_path
+
+    assert check_plot_path(tmp_path / "a.PDF") == tmp_path / "a.PDF" and not (tmp_path / "a.PDF").exists()
+    (tmp_path / "old.png").write_bytes(b"kept")
+    assert check_plot_path(tmp_path / "old.png") == tmp_path / "old.png"
+    assert (tmp_path / "old.png").read_bytes() == b"kept"
+    for bad, match in [(tmp_path / "a.jpg", "ending in .png, .pdf, .svg"), (tmp_path / "a", "ending in"),
+                       (tmp_path / "no" / "a.png", "an existing directory"), ("/proc/a.png", "a writable file")]:
+        with pytest.raises(InvalidValueError, match=match):
+            check_plot_path(bad)

@@ -1,43 +1,57 @@
-"""The ``resize-kernels`` command."""
+"""The ``resize-kernels`` command.
+
+Only the standard library is imported up front, so that ``--help``, ``--version`` and usage errors answer at
+once; a command imports numpy, the kernels and the compiler when it runs. Exit codes: 0 success, 1 an error
+(one message on stderr, never a traceback), 2 a usage error. An exception that is not one of the package's
+deliberate errors (a bug) is reported in one line too; RESIZE_KERNELS_DEBUG=1 lets its traceback through.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-from . import semantics
-from .api import compile_hlo, cost, executable, kernel_variant, trace_resize
-from .compiler.codegen import CodegenError
-from .compiler.hlo import HloParseError
-from .compiler.passes import ValidationError
-from .kernels import FORWARD_KERNELS
-from .machine.cost import TARGETS
-from .machine.errors import MachineError
-from .runtime import ExecutionError, random_arguments
-from .verifier import plot_failures, random_shapes, sweep, verify
+from . import __version__
+from .errors import InvalidValueError, ResizeKernelsError
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
+#: The parser's choices, written out so that building it imports no numpy (tests/test_cli.py keeps them equal to
+#: kernels.FORWARD_KERNELS and machine.cost.TARGETS).
+KERNELS = ("auto", "batched", "exact", "public", "rowreuse", "seed", "strided", "twopass")
+TARGETS = ("trn1", "trn2")
+#: Set to 1 to see the traceback of an error instead of its one-line message.
+DEBUG_ENV = "RESIZE_KERNELS_DEBUG"
+#: ``compile`` reads at most this much of a file: HLO text dumps are far smaller, and /dev/zero is no module.
+MAX_HLO_BYTES = 256 << 20
 
 
 def _demo(args) -> int:
+    import numpy as np
+
+    from . import semantics
+    from .api import executable, kernel_variant, trace_resize
+    from .machine.memory import check_host_memory
+
     in_shape = (args.batch, *SD2_IN[1:])
     out_shape = (args.batch, *SD2_OUT, SD2_IN[3])
     kernel = kernel_variant("resize_nearest", args.kernel)
     print(f"Stable Diffusion 2 inpainting UNet upsample (936x624 image), kernel {kernel!r}")
     print(f"  NHWC float32 {list(in_shape)} -> {list(out_shape)}")
-    x = np.random.default_rng(0).standard_normal(in_shape, dtype=np.float32)
 
     t0 = time.perf_counter()
     program = trace_resize(in_shape, SD2_OUT, "float32", kernel)
     t1 = time.perf_counter()
     print(f"\ntraced in {t1 - t0:.3f} s\n{program.summary()}\n")
     print(program.listing(limit=args.listing))
+    # the input, the reference and torch's output, before the simulator checks its own needs
+    check_host_memory(4 * (math.prod(in_shape) + 2 * math.prod(out_shape)), "the demo's input and reference arrays")
+    x = np.random.default_rng(0).standard_normal(in_shape, dtype=np.float32)
+    t1 = time.perf_counter()
     prepared = executable("resize_nearest", in_shape, out_shape, x.dtype, kernel)
     t2 = time.perf_counter()
     (y,) = prepared.run([x])
@@ -72,54 +86,97 @@ def _shape(text: str) -> tuple:
     return dims
 
 
+def _int_from(low: int, what: str):
+    """An argparse type: an integer >= ``low`` (``what`` names it in the usage error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive = _int_from(1, "a positive integer")
+_non_negative = _int_from(0, "a non-negative integer")
+
+
 def _verify(args) -> int:
-    if args.sweep is None:
-        if args.in_shape is None or args.out_shape is None:
-            print("resize-kernels verify: give --in and --out, or --sweep N", file=sys.stderr)
-            return 2
-        report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
-        print(report)
-        return 0 if report.ok else 1
-    return _sweep(args)
+    if args.sweep is not None:
+        if args.in_shape or args.out_shape:
+            return _usage(args, "give --in and --out, or --sweep N, not both")
+        return _sweep(args)
+    if args.in_shape is None or args.out_shape is None:
+        return _usage(args, "give --in and --out, or --sweep N")
+    if args.random or args.plot:
+        return _usage(args, "--random and --plot go with --sweep N")
+    from .verifier import verify
+
+    report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
+    print(report)
+    return 0 if report.ok else 1
 
 
 def _sweep(args) -> int:
-    kernels = sorted(FORWARD_KERNELS) if args.kernel is None else [args.kernel]
-    axes = ["w", "h"] if args.axis == "both" else [args.axis]
+    """One kernel (the default unless --kernel) over every pair per axis; pairs it does not take are not failures."""
+    from .verifier import check_plot_path, plot_failures, random_shapes, sweep, verify
+
+    plot = check_plot_path(args.plot) if args.plot else None  # before the sweep, not after it
+    shapes = random_shapes(args.random, args.max_size, seed=args.seed)
     results, ok = [], True
-    for kernel in kernels:
-        for axis in axes:
-            t0 = time.perf_counter()
-            result = sweep(args.sweep, axis, kernel, jobs=args.jobs, progress=True)
-            print(result.summary() + f"  [{time.perf_counter() - t0:.1f} s]")
-            results.append(result)
-            ok &= not result.failures
-        if args.random:
-            shapes = random_shapes(args.random, args.max_size, seed=args.seed)
-            bad = [r for r in (verify(i, o, kernel) for i, o in shapes) if not r.ok]
-            print(f"kernel {kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
-                  f"{len(shapes) - len(bad)} exact" + "".join(f"\n  {r}" for r in bad[:5]))
-            ok &= not bad
-    if args.plot:
-        plot_failures(results, args.plot)
-        print(f"wrote {args.plot}")
+    for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
+        t0 = time.perf_counter()
+        result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True)
+        head, *rest = result.summary().split("\n")
+        print("\n".join([head + f"  [{time.perf_counter() - t0:.1f} s]", *rest]))
+        results.append(result)
+        ok &= not result.failures
+    if shapes:
+        reports = [verify(i, o, args.kernel) for i, o in shapes]
+        refused = sum(not r.applicable for r in reports)
+        bad = [r for r in reports if r.applicable and not r.ok]
+        print(f"kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
+              f"{len(shapes) - len(bad) - refused} exact" + (f", {refused} not applicable" if refused else "")
+              + "".join(f"\n  {r}" for r in bad[:5]))
+        ok &= not bad
+    if plot:
+        print(f"wrote {plot_failures(results, plot)}")
     return 0 if ok else 1
 
 
-def _compile(args) -> int:
+def _read_hlo(path: Path) -> str:
+    """The text of an HLO file; InvalidValueError for a file too large or not UTF-8 text (a binary proto)."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_HLO_BYTES + 1)
+    if len(data) > MAX_HLO_BYTES:
+        raise InvalidValueError(f"compile requires an HLO text file of at most {MAX_HLO_BYTES >> 20} MiB, "
+                                f"got {str(path)!r}, which is larger")
+    bad = data.find(b"\0")
     try:
-        compiled = compile_hlo(args.file.read_text(), kernel=args.kernel)
-    except (OSError, HloParseError, ValidationError, CodegenError) as error:
-        print(error, file=sys.stderr)
-        return 1
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = e.start if bad < 0 else min(bad, e.start)
+    if bad < 0:
+        return text
+    raise InvalidValueError(f"compile requires HLO text (UTF-8), got {str(path)!r} with byte 0x{data[bad]:02x} at "
+                            f"offset {bad}; binary HloModuleProto files are not supported yet: dump the module as text")
+
+
+def _compile(args) -> int:
+    import numpy as np
+
+    from . import semantics
+    from .api import compile_hlo
+    from .runtime import random_arguments
+
+    compiled = compile_hlo(_read_hlo(args.file), kernel=args.kernel)
     print(compiled)
     if not args.run:
         return 0
-    try:
-        values = compiled.values(*random_arguments(compiled.module, seed=args.seed))
-    except (ExecutionError, MachineError) as error:
-        print(error, file=sys.stderr)
-        return 1
+    values = compiled.values(*random_arguments(compiled.module, seed=args.seed))
     print(f"ran on seeded random inputs (seed {args.seed})")
     ok = True
     for inst in compiled.programs:
@@ -143,19 +200,16 @@ def _add_compile_command(sub) -> None:
     comp.add_argument("file", type=Path, metavar="FILE.hlo", help="HLO module text")
     comp.add_argument("--run", action="store_true",
                       help="run it on seeded random inputs and check every ResizeNearest against the reference")
-    comp.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None,
+    comp.add_argument("--kernel", choices=KERNELS, default=None,
                       help="forward kernel variant for ResizeNearest (default: the default kernel)")
-    comp.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    comp.set_defaults(func=_compile)
+    comp.add_argument("--seed", type=_non_negative, default=0, help="seed of the random inputs (default 0)")
+    comp.set_defaults(func=_compile, bare_errors=True)  # the compiler's messages name the file or instruction
 
 
 def _inspect(args) -> int:
-    try:
-        report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target)
-    except (ValueError, TypeError, MachineError) as error:
-        print(f"resize-kernels inspect: {error}", file=sys.stderr)
-        return 1
-    print(report)
+    from .api import cost, trace_resize
+
+    print(cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target))
     program = trace_resize(args.in_shape, args.out_shape[1:3], "float32", args.kernel)
     print()
     print(program.listing(limit=args.listing))
@@ -170,57 +224,111 @@ def _add_inspect_command(sub) -> None:
                                      "first instructions of the program.")
     ins.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
     ins.add_argument("--out", dest="out_shape", type=_shape, required=True, metavar="NxHxWxC", help="output shape")
-    ins.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None,
-                     help="kernel variant (default: the default kernel)")
-    ins.add_argument("--target", choices=sorted(TARGETS), default="trn1",
-                     help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
-    ins.add_argument("--listing", type=int, default=40, metavar="N", help="instructions of the listing to print (default 40)")
+    ins.add_argument("--kernel", choices=KERNELS, default=None, help="kernel variant (default: the default kernel)")
+    ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
+    ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
+                     help="instructions of the listing to print (default 40)")
     ins.set_defaults(func=_inspect)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command's parser; building it imports nothing beyond the standard library."""
     parser = argparse.ArgumentParser(
         prog="resize-kernels",
-        description="The Neuron compiler's nearest-neighbour resize path, traced and run on a simulated NeuronCore.")
+        description="The Neuron compiler's nearest-neighbour resize path, traced and run on a simulated NeuronCore.",
+        epilog=f"Exit codes: 0 success, 1 an error (one message on stderr; {DEBUG_ENV}=1 shows tracebacks), "
+               "2 a usage error.")
+    parser.add_argument("--version", action="version", version=f"resize-kernels {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="resize the SD2 inpainting UNet upsample through a kernel, check it bit for bit",
                           description="Trace a resize kernel for the SD2 inpainting UNet upsample "
                                       "(10x30x20x1280 -> 59x38 float32), print its program, run it on the "
                                       "simulator and check the result bit for bit.")
-    demo.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default="seed",
+    demo.add_argument("--kernel", choices=KERNELS, default="seed",
                       help="kernel variant (default: seed, the compiler's own)")
-    demo.add_argument("--batch", type=int, default=SD2_IN[0], help="batch size (default 10)")
-    demo.add_argument("--listing", type=int, default=34, metavar="N", help="instructions of the listing to print (default 34)")
+    demo.add_argument("--batch", type=_positive, default=SD2_IN[0], help="batch size (default 10)")
+    demo.add_argument("--listing", type=_non_negative, default=34, metavar="N",
+                      help="instructions of the listing to print (default 34)")
     demo.set_defaults(func=_demo)
 
     ver = sub.add_parser("verify", help="prove a kernel's gather equals the reference map for one shape",
                          description="Run the kernel on an int32 image whose elements hold their own flat index "
                                      "and check every output element against the reference map. Exits 1 when "
-                                     "any element is wrong or a read leaves the input.")
+                                     "any element is wrong or a read leaves the input, or (for --in/--out) when "
+                                     "the kernel does not take the shape.")
     ver.add_argument("--in", dest="in_shape", type=_shape, metavar="NxHxWxC", help="input shape")
     ver.add_argument("--out", dest="out_shape", type=_shape, metavar="NxHxWxC", help="output shape")
-    ver.add_argument("--kernel", choices=sorted(FORWARD_KERNELS), default=None,
-                     help="kernel variant (default: the default kernel; with --sweep: every kernel)")
-    ver.add_argument("--sweep", type=int, metavar="N", help="verify every (in, out) pair in 1..N along each axis")
+    ver.add_argument("--kernel", choices=KERNELS, default=None,
+                     help="kernel variant (default: the default kernel, also with --sweep)")
+    ver.add_argument("--sweep", type=_positive, metavar="N",
+                     help="verify every (in, out) pair in 1..N along each axis; pairs the kernel does not take "
+                          "are counted as not applicable, not as failures")
     ver.add_argument("--axis", choices=["w", "h", "both"], default="both", help="axis of the sweep (default both)")
-    ver.add_argument("--random", type=int, default=0, metavar="K", help="with --sweep: also K random 2-D shapes")
-    ver.add_argument("--max-size", type=int, default=1024, help="largest side of the random shapes (default 1024)")
-    ver.add_argument("--seed", type=int, default=0, help="seed of the random shapes")
-    ver.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes for the sweep (default: all cores)")
-    ver.add_argument("--plot", metavar="PNG", help="with --sweep: plot the failing pairs (needs matplotlib)")
+    ver.add_argument("--random", type=_non_negative, default=0, metavar="K",
+                     help="with --sweep: also K random 2-D shapes")
+    ver.add_argument("--max-size", type=_positive, default=1024, help="largest side of the random shapes (default 1024)")
+    ver.add_argument("--seed", type=_non_negative, default=0, help="seed of the random shapes")
+    ver.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
+                     help="processes for the sweep (default: all cores)")
+    ver.add_argument("--plot", metavar="FILE",
+                     help="with --sweep: plot the failing pairs to FILE.png, .pdf or .svg (needs matplotlib)")
     ver.set_defaults(func=_verify)
     _add_compile_command(sub)
     _add_inspect_command(sub)
     return parser
 
 
+def _usage(args, message: str) -> int:
+    print(f"resize-kernels {args.command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _error_line(args, error: Exception) -> str:
+    """The one line that reports ``error`` from ``args.command``."""
+    where = f"resize-kernels {args.command}: "
+    if isinstance(error, (ResizeKernelsError, OSError)):
+        return ("" if getattr(args, "bare_errors", False) else where) + str(error)
+    if isinstance(error, MemoryError):
+        return where + "out of host memory (MemoryError); use a smaller shape or batch"
+    return (where + f"unexpected {type(error).__name__}: {error} (a bug: please report it; "
+            f"{DEBUG_ENV}=1 shows the traceback)")
+
+
+def _run(args) -> int:
+    """``args.func(args)``; an error becomes one line on stderr and exit 1 (Ctrl-C: 130), never a traceback."""
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        raise  # main's business
+    except KeyboardInterrupt:
+        print(f"resize-kernels {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if os.environ.get(DEBUG_ENV, "0") not in ("", "0"):
+            raise
+        print(_error_line(args, error), file=sys.stderr)
+        return 1
+
+
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    return args.func(args)
+    """Run the command line ``argv`` (default: sys.argv[1:]) and return its exit code; usage errors exit 2."""
+    try:
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            if args.command is None:
+                parser.print_help()
+                return 2
+            return _run(args)
+        finally:
+            sys.stdout.flush()  # a reader that went away (| head) shows here, not at exit
+    except BrokenPipeError:
+        # the Python docs' "Note on SIGPIPE": send what is left to devnull, so the flush at exit passes, and stop
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,13 +3,19 @@
 It traces the kernel and runs it on an int32 image whose every element holds its
 own flat index, so the output says exactly where each element was read from.
 Comparing with the reference resize of that image checks every output element of
-that shape: a proof for the shape, not a sample.
+that shape: a proof for the shape, not a sample. A kernel that refuses a shape
+the contract accepts (``"strided"`` takes integer ratios only) is reported as not
+applicable to it, not as wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -20,11 +26,17 @@ from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
 MAX_LISTED = 10
+#: File formats ``plot_failures`` writes, by file name suffix.
+PLOT_FORMATS = ("png", "pdf", "svg")
 
 
 @dataclass
 class VerifyReport:
-    """What the verifier found for one kernel and shape; ``ok`` only if every element is right."""
+    """What the verifier found for one kernel and shape; ``ok`` only if every element is right.
+
+    A kernel that does not take the shape (``not_applicable`` says why) checks
+    nothing: ``ok`` is False, ``applicable`` False, ``wrong_pixels`` None.
+    """
 
     kernel: str
     in_shape: tuple
@@ -33,12 +45,19 @@ class VerifyReport:
     wrong_pixels: int | None  # None when the kernel stopped on an out-of-bounds read
     out_of_bounds: str | None = None
     first_wrong: list = field(default_factory=list)  # ((b, oh, ow), expected (b, h, w), got (b, h, w) or None)
+    not_applicable: str | None = None  # why the kernel does not take this shape
+
+    @property
+    def applicable(self) -> bool:
+        return self.not_applicable is None
 
     def __str__(self) -> str:
         head = (f"kernel {self.kernel!r}: NHWC {'x'.join(map(str, self.in_shape))} -> "
                 f"{'x'.join(map(str, self.out_shape))}: ")
         if self.ok:
             return head + f"exact ({math.prod(self.out_shape[:3]):,} output pixels checked)"
+        if not self.applicable:
+            return head + f"not applicable: {self.not_applicable}"
         if self.out_of_bounds:
             return head + f"NOT exact: out-of-bounds read\n  {self.out_of_bounds}"
         lines = [head + f"NOT exact: {self.wrong_pixels:,} of {math.prod(self.out_shape[:3]):,} output pixels wrong"]
@@ -51,13 +70,20 @@ class VerifyReport:
 
 
 def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
-    """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` against the reference."""
+    """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` against the reference.
+
+    Shapes outside the contract raise; a shape the contract accepts but the
+    kernel refuses (InvalidValueError while tracing) gives a not-applicable report.
+    """
     in_shape, out_shape = contract.resize_shapes("verify", in_shape, out_shape)  # < 2**31 elements: int32 labels
     name = kernel_variant("resize_nearest", kernel)
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
+    try:
+        program = trace_resize(in_shape, out_hw, np.int32, name)
+    except InvalidValueError as e:
+        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e))
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
-    program = trace_resize(in_shape, out_hw, np.int32, name)
     try:
         (got,) = Executable(program).run([labels])
     except OutOfBoundsError as e:
@@ -97,23 +123,41 @@ def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
 
 @dataclass
 class SweepResult:
-    """Every (in, out) pair of one axis up to ``n``, checked; the failing pairs and their wrong-pixel counts."""
+    """Every (in, out) pair of one axis up to ``n``, checked; the failing pairs and their wrong-pixel counts.
+
+    Pairs the kernel does not take are in ``not_applicable``, neither exact nor
+    failures; ``reason`` is the kernel's word on the first of them.
+    """
 
     kernel: str
     axis: str
     n: int
     failures: list  # (in, out, wrong pixels or None for an out-of-bounds read)
+    not_applicable: list = field(default_factory=list)  # (in, out)
+    reason: str | None = None
 
     @property
     def checked(self) -> int:
         return self.n * self.n
 
+    @property
+    def exact(self) -> int:
+        return self.checked - len(self.failures) - len(self.not_applicable)
+
     def summary(self, listed: int = 8) -> str:
         head = f"kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in 1..{self.n}: "
-        if not self.failures:
+        if not self.failures and not self.not_applicable:
             return head + "all exact"
         oob = sum(w is None for _, _, w in self.failures)
-        lines = [head + f"{len(self.failures):,} not exact ({oob:,} read out of bounds)"]
+        parts = [f"{self.exact:,} exact", f"{len(self.not_applicable):,} not applicable"] if self.not_applicable else []
+        if self.failures:
+            parts.append(f"{len(self.failures):,} not exact ({oob:,} read out of bounds)")
+        lines = [head + ", ".join(parts)]
+        if self.not_applicable:
+            i, o = self.not_applicable[0]
+            lines.append(f"  not applicable, e.g. {i} -> {o}: {self.reason}")
+        if not self.failures:
+            return "\n".join(lines)
         outs = sorted({o for _, o, _ in self.failures})
         lines.append(f"  output sizes affected ({len(outs)}): " + ", ".join(map(str, outs[:40]))
                      + (" ..." if len(outs) > 40 else ""))
@@ -124,40 +168,63 @@ class SweepResult:
 
 def _sweep_one_input(task):
     kernel, axis, in_size, n = task
-    failures = []
+    failures, not_applicable, reason = [], [], None
     for out_size in range(1, n + 1):
         report = verify(*axis_shapes(axis, in_size, out_size), kernel)
-        if not report.ok:
+        if not report.applicable:
+            not_applicable.append((in_size, out_size))
+            reason = reason or report.not_applicable
+        elif not report.ok:
             failures.append((in_size, out_size, report.wrong_pixels))
-    return failures
+    return failures, not_applicable, reason
+
+
+def _ignore_interrupt() -> None:
+    """Sweep workers leave Ctrl-C to the parent, which ends the pool (so no worker prints a traceback)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _check_count(what: str, value, low: int, high: int | None = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+        bound = f"an integer in {low}..{high}" if high is not None else f"an integer >= {low}"
+        raise InvalidValueError(f"{what} requires {bound}, got {value!r}")
 
 
 def sweep(n: int, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False) -> SweepResult:
-    """Verify every (in, out) pair in 1..n on one axis; ``jobs`` processes share the work."""
-    if not isinstance(n, int) or n < 1:
-        raise InvalidValueError(f"sweep requires a positive size bound n, got {n!r}")
+    """Verify every (in, out) pair in 1..n on one axis; up to ``jobs`` processes (one per core) share the work."""
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n < semantics.MAX_DIM:
+        raise InvalidValueError(f"sweep requires a size bound n in 1..{semantics.MAX_DIM - 1} (sizes stay below "
+                                f"2**24), got {n!r}")
+    _check_count("sweep's jobs", jobs, 1)
     axis_shapes(axis, 1, 1)
     name = kernel_variant("resize_nearest", kernel)
-    tasks = [(name, axis, i, n) for i in range(1, n + 1)]
-    bar = _progress(len(tasks), f"{name}/{axis}") if progress else None
-    failures = []
+    tasks = ((name, axis, i, n) for i in range(1, n + 1))
+    bar = _progress(n, f"{name}/{axis}") if progress else None
+    failures, not_applicable, reason = [], [], None
+    jobs = min(jobs, n, os.cpu_count() or 1)
     if jobs > 1:
         import multiprocessing
 
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            for found in pool.imap_unordered(_sweep_one_input, tasks):
-                failures += found
-                bar and bar.update()
+        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_ignore_interrupt)
     else:
-        for task in tasks:
-            failures += _sweep_one_input(task)
+        pool = contextlib.nullcontext()
+    with pool:
+        for wrong, refused, why in (pool.imap_unordered if jobs > 1 else map)(_sweep_one_input, tasks):
+            failures += wrong
+            not_applicable += refused
+            reason = reason or why
             bar and bar.update()
     bar and bar.close()
-    return SweepResult(name, axis, n, sorted(failures))
+    return SweepResult(name, axis, n, sorted(failures), sorted(not_applicable), reason)
 
 
 def random_shapes(count: int, max_size: int, seed: int = 0) -> list[tuple[tuple, tuple]]:
     """``count`` random 2-D resizes with every side in 1..max_size (reproducible by ``seed``)."""
+    _check_count("random_shapes' count", count, 0)
+    _check_count("random_shapes' max_size", max_size, 1, semantics.MAX_DIM - 1)
+    _check_count("random_shapes' seed", seed, 0)
     rng = np.random.default_rng(seed)
     sides = rng.integers(1, max_size + 1, size=(count, 4)).tolist()
     return [((1, ih, iw, 1), (1, oh, ow, 1)) for ih, iw, oh, ow in sides]
@@ -169,19 +236,51 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="in-size", disable=None)  # None: quiet when not on a terminal
 
 
-def plot_failures(results: list[SweepResult], path: str) -> None:
-    """A PNG of the failing (in, out) pairs, one panel per sweep (needs the ``plot`` extra: matplotlib)."""
-    try:
-        import matplotlib
+def check_plot_path(path) -> Path:
+    """``path`` resolved, if ``plot_failures`` can write it; else InvalidValueError saying why (check before a sweep).
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise RuntimeError("plotting needs matplotlib: pip install 'resize-kernels[plot]'") from e
+    The name ends in .png, .pdf or .svg, matplotlib is installed, the directory
+    exists and a file can be created there (tried, and removed again).
+    """
+    path = Path(path)
+    if path.suffix.lower().lstrip(".") not in PLOT_FORMATS:
+        raise InvalidValueError(f"a plot requires a file name ending in {', '.join('.' + f for f in PLOT_FORMATS)}, "
+                                f"got {str(path)!r}")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InvalidValueError("a plot requires matplotlib: pip install 'resize-kernels[plot]'")
+    if not path.parent.is_dir():
+        raise InvalidValueError(f"a plot requires an existing directory, got {str(path.parent)!r} for {str(path)!r}")
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as e:
+        raise InvalidValueError(f"a plot requires a writable file, got {str(path)!r}: {e.strerror or e}") from None
+    return path.resolve()
+
+
+def plot_failures(results: list[SweepResult], path) -> Path:
+    """Plot the failing (in, out) pairs, one panel per sweep, to ``path`` (.png, .pdf or .svg); returns the path written.
+
+    Needs the ``plot`` extra (matplotlib). Pairs the kernel does not take are grey.
+    """
+    path = check_plot_path(path)
+    if not results:
+        raise InvalidValueError("plot_failures requires at least one SweepResult, got none")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4.6), squeeze=False)
     for ax, r in zip(axes[0], results):
         pts = np.array([(i, o) for i, o, _ in r.failures]).reshape(-1, 2)
         oob = np.array([(i, o) for i, o, w in r.failures if w is None]).reshape(-1, 2)
+        na = np.array(r.not_applicable).reshape(-1, 2)
+        if len(na):
+            ax.scatter(na[:, 1], na[:, 0], s=1, c="lightgrey", label=f"not applicable ({len(na):,})")
         ax.scatter(pts[:, 1], pts[:, 0], s=2, c="tab:red", label=f"wrong ({len(pts):,})")
         if len(oob):
             ax.scatter(oob[:, 1], oob[:, 0], s=4, c="black", label=f"out of bounds ({len(oob):,})")
@@ -189,5 +288,6 @@ def plot_failures(results: list[SweepResult], path: str) -> None:
                title=f"kernel {r.kernel!r}, axis {r.axis}: {len(r.failures):,} of {r.checked:,} pairs not exact")
         ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format=path.suffix.lower().lstrip("."))
     plt.close(fig)
+    return path

@@ -61,3 +61,16 @@ def test_sweep_command(tmp_path, capsys):
     assert png.stat().st_size > 10_000
     assert cli.main(["verify", "--sweep", "12", "--kernel", "exact", "--random", "3", "--max-size", "40"]) == 0
     assert "3 random 2-D shapes up to 40: 3 exact" in capsys.readouterr().out
+
+
+def test_a_sweep_counts_the_pairs_a_kernel_does_not_take_apart():
+    """strided takes integer ratios only: the others are not applicable, neither exact nor failures."""
+    from resize_kernels.kernels.plan import plan_resize
+
+    result = sweep(24, "h", "strided", jobs=2)
+    refused = [(i, o) for i in range(1, 25) for o in range(1, 25)
+               if plan_resize(*axis_shapes("h", i, o)).integer_ratios is None]
+    assert result.failures == [] and result.not_applicable == refused
+    assert result.exact == 24 * 24 - len(refused) > 100
+    assert result.summary().startswith(f"kernel 'strided', axis h: 576 (in, out) pairs in 1..24: {result.exact} exact, "
+                                       f"{len(refused)} not applicable\n  not applicable, e.g. 2 -> 3: ")
