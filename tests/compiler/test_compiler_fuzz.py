@@ -32,7 +32,7 @@ def mutated(draw):
     return "".join(pieces)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=10_000, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutations_compile_or_raise_a_documented_error(text):
     try:

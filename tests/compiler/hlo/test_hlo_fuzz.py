@@ -49,7 +49,7 @@ def exercise(module):
                     pass
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=10_000, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutations_parse_or_raise_hlo_parse_error(text):
     try:
