@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from .. import contract
 from .plan import plan_resize
-from .rowreuse import resize_nearest_row_reuse_kernel, row_reuse_dma_count
+from .rowreuse import ROW_REUSE_MAX_DMAS, resize_nearest_row_reuse_kernel, row_reuse_dma_count
 from .strided import resize_nearest_strided_kernel
 from .twopass import resize_nearest_two_pass_kernel
 
-#: "rowreuse" is taken while it needs at most this many DMAs (about 0.5 s of tracing); an irregular map can make
-#: it one store per short run of rows per column tile, so beyond this "twopass", whose count grows only with the
-#: output's height and width over 128, takes over.
-ROW_REUSE_MAX_DMAS = 16_384
+# ROW_REUSE_MAX_DMAS (defined in rowreuse.py, which plans for it once): "rowreuse" is taken while it needs at most
+# that many DMAs; beyond it "twopass" takes over.
 
 _KERNELS = {"strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
             "twopass": resize_nearest_two_pass_kernel}
@@ -29,6 +27,11 @@ def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
     and the choice bounds tracing for every shape.
     """
     in_shape, out_shape = contract.resize_shapes("forward_kernel_for", in_shape, out_shape)
+    return _variant_for(in_shape, out_shape, itemsize)
+
+
+def _variant_for(in_shape: tuple, out_shape: tuple, itemsize: int) -> str:
+    """``forward_kernel_for`` on shapes the contract has already checked (the auto kernel checks them itself)."""
     plan = plan_resize(in_shape, out_shape)
     if plan.integer_ratios:
         return "strided"
@@ -44,6 +47,6 @@ def resize_nearest_auto_kernel(data_tensor, out_shape):
     in HBM, any machine dtype, the resize contract). The choice is made at
     trace time, so the Program is the chosen kernel's, under this kernel's name.
     """
-    contract.resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
-    variant = forward_kernel_for(data_tensor.shape, out_shape, data_tensor.dtype.itemsize)
+    in_shape, checked_out = contract.resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
+    variant = _variant_for(in_shape, checked_out, data_tensor.dtype.itemsize)
     return _KERNELS[variant](data_tensor, out_shape)

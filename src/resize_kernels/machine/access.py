@@ -28,17 +28,21 @@ class AccessPattern:
     indirect_dim: int | None = None
     row_size: int = 0  # elements per indexed row of a gather
 
+    _in_bounds = False  # set on the instance by check_static (a class default: no instance __dict__ to look in)
+
     def __post_init__(self):
-        pattern = tuple((int(s), int(n)) for s, n in self.pattern)
-        object.__setattr__(self, "pattern", pattern)
-        object.__setattr__(self, "shape", tuple(n for _, n in pattern))  # read on every use: computed once
+        pattern = self.pattern
+        if not _valid_int_pairs(pattern):  # the general path: convert, then check (and say what is wrong)
+            pattern = tuple((int(s), int(n)) for s, n in pattern)
+            object.__setattr__(self, "pattern", pattern)
+            if not pattern:
+                raise InvalidValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
+            for step, num in pattern:
+                if num < 1 or step < 0:
+                    raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in "
+                                            f"every [step, num] pair, got {[list(p) for p in pattern]}")
+        object.__setattr__(self, "shape", tuple([n for _, n in pattern]))  # read on every use: computed once
         object.__setattr__(self, "is_sbuf", isinstance(self.tensor, SbufTile))
-        if not pattern:
-            raise InvalidValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
-        for step, num in pattern:
-            if num < 1 or step < 0:
-                raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in every "
-                                        f"[step, num] pair, got {[list(p) for p in pattern]}")
         if (self.vector_offset is None) != (self.indirect_dim is None):
             raise InvalidValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
         if self.indirect_dim is not None:
@@ -83,16 +87,20 @@ class AccessPattern:
 
     def check_static(self, where: str) -> None:
         """Bounds-check a direct pattern at trace time (once: patterns are immutable); name ``where`` on failure."""
-        if self.indirect_dim is not None or self.__dict__.get("_in_bounds"):
+        if self.indirect_dim is not None or self._in_bounds:
             return
-        lo, hi = self.static_bounds()
-        if lo < 0 or hi >= self.storage_size:
+        (s0, n0), span = self.pattern[0], 0
+        for s, n in self.pattern[1:]:  # free_span() and static_bounds() in one pass: this runs per new pattern
+            span += s * (n - 1)
+        lo, storage_size = self.offset, self.storage_size
+        hi = lo + s0 * (n0 - 1) + span
+        if lo < 0 or hi >= storage_size:
             bad = lo if lo < 0 else hi
             raise OutOfBoundsError(f"{where}: out-of-bounds access to {self.describe()}: element {bad} "
-                                   f"({self.locate(bad)}) is outside its {self.storage_size} elements")
+                                   f"({self.locate(bad)}) is outside its {storage_size} elements")
         if self.is_sbuf:
             free = self.tensor.free_size
-            if self.offset % free + self.free_span() >= free:
+            if lo % free + span >= free:
                 raise OutOfBoundsError(f"{where}: access to {self.describe()} runs past the end of a partition "
                                        f"(free size {free})")
         object.__setattr__(self, "_in_bounds", True)
@@ -119,3 +127,17 @@ class AccessPattern:
         if self.indirect_dim is not None:
             text += f", vector_offset={self.vector_offset.describe()}, indirect_dim={self.indirect_dim}"
         return text + ")"
+
+
+def _valid_int_pairs(pattern) -> bool:
+    """True when ``pattern`` is already what __post_init__ makes of one: a non-empty tuple of (step, num) int pairs
+    with step >= 0 and num >= 1. Kernels and the tracer build patterns so; they then skip the conversion."""
+    if type(pattern) is not tuple or not pattern:
+        return False
+    for pair in pattern:
+        if type(pair) is not tuple or len(pair) != 2:
+            return False
+        step, num = pair
+        if type(step) is not int or type(num) is not int or step < 0 or num < 1:
+            return False
+    return True

@@ -73,16 +73,18 @@ class Instruction:
 
     def validate(self, where: str) -> None:
         """Trace-time checks: engines work on SBUF, shapes agree, direct patterns stay in bounds."""
+        sources = self.sources()
+        operands = (self.dst, *sources)
         if self.engine != "dma":
-            for ap in (self.dst, *self.sources()):
+            for ap in operands:
                 if not ap.is_sbuf or ap.indirect_dim is not None:
                     raise InvalidValueError(f"{where}: {self.opcode} reads and writes SBUF tiles through direct "
                                             f"access patterns, got {ap.describe()}")
-        for ap in self.sources():
-            if self.engine != "dma" and ap.shape != self.dst.shape:
-                raise InvalidValueError(f"{where}: {self.opcode} requires operands of the destination's shape "
-                                        f"{self.dst.shape}, got {ap.describe()} of shape {ap.shape}")
-        for ap in (self.dst, *self.sources()):
+            for ap in sources:
+                if ap.shape != self.dst.shape:
+                    raise InvalidValueError(f"{where}: {self.opcode} requires operands of the destination's shape "
+                                            f"{self.dst.shape}, got {ap.describe()} of shape {ap.shape}")
+        for ap in operands:
             ap.check_static(where)
 
 

@@ -139,6 +139,22 @@ class Executable:
         return view
 
     def _make_sbuf_view(self, ap: AccessPattern) -> np.ndarray:
+        """The view at the pattern's address in the (C-contiguous) SBUF array, made directly by ``np.ndarray``:
+        the view ``sbuf_view(...)[p0:, f0:]`` strided by ``as_strided`` would be, at a fraction of the cost."""
+        tile = ap.tensor
+        free, item, row = tile.free_size, tile.dtype.itemsize, self.sbuf.strides[0]
+        p0, f0 = divmod(ap.offset, free)
+        (s0, n0), rest = ap.pattern[0], ap.pattern[1:]
+        if (s0 == free or n0 == 1) and len(rest) == 1 and rest[0][0] == 1:  # a plain [p0:p1, f0:f1] slice
+            shape, strides = (n0, rest[0][1]), (row, item)
+        else:
+            shape, strides = ap.shape, ((s0 // free) * row, *[s * item for s, _ in rest])
+        if tile.address + tile.bytes_per_partition > self.sbuf.shape[1]:  # a hand-made Program: the general path
+            return self._make_sbuf_view_by_slicing(ap)
+        return np.ndarray(shape, tile.dtype, buffer=self.sbuf, offset=p0 * row + tile.address + f0 * item,
+                          strides=strides)
+
+    def _make_sbuf_view_by_slicing(self, ap: AccessPattern) -> np.ndarray:
         tile = ap.tensor
         base = sbuf_view(self.sbuf, tile)
         free = tile.free_size
@@ -216,11 +232,25 @@ class Executable:
 
     # -- DMA ---------------------------------------------------------------------------------
     def _dma_copy(self, n: int, inst: DmaCopy):
-        dst = self._view(inst.dst)
+        dst = self._bits_view(inst.dst)
         if inst.src.indirect_dim is None:
-            src = self._view(inst.src)
-            return lambda: np.copyto(_bits(dst()), _bits(src()))
+            src = self._bits_view(inst.src)
+            return lambda: np.copyto(dst(), src())
         return self._gather(n, inst, dst)
+
+    def _bits_view(self, ap: AccessPattern):
+        """A function giving ``_bits`` of the view of a direct access pattern (what a DMA copies), made at once.
+
+        HBM storage is a C-contiguous 1-D array in every run, so ``np.ndarray`` on it
+        with the pattern's strides is the view; far cheaper than slicing, reshaping
+        or ``as_strided`` and then reinterpreting.
+        """
+        if ap.is_sbuf:
+            v = _bits(self._sbuf_view(ap))
+            return lambda: v
+        slot, shape, item, mem = self.slot[ap.tensor], ap.shape, ap.dtype.itemsize, self.mem
+        bits, offset, strides = _BITS[item], ap.offset * item, tuple([s * item for s, _ in ap.pattern])
+        return lambda: np.ndarray(shape, bits, buffer=mem[slot], offset=offset, strides=strides)
 
     def _gather(self, n: int, inst: DmaCopy, dst):
         """dst[i, ...] = src[offset + vector_offset[i] * row_size + free offsets], bounds-checked per run."""

@@ -72,7 +72,7 @@ class NkiTensor:
         """An access pattern on this tensor's base storage, flattened (it does not compose with views)."""
         if vector_offset is not None:
             vector_offset = as_ap(vector_offset)
-        return AccessPattern(self.storage, tuple(tuple(p) for p in pattern), int(offset), vector_offset,
+        return AccessPattern(self.storage, tuple(map(tuple, pattern)), int(offset), vector_offset,
                              indirect_dim, row_size=math.prod(self.shape[1:]))
 
     def __getitem__(self, key) -> AccessPattern | IndexedAccess:
@@ -118,6 +118,8 @@ class NkiTensor:
         if p1 <= p0 or f1 <= f0:
             raise InvalidValueError(f"{self.name}[{p0}:{p1}, {f0}:{f1}] selects nothing")
         width = self.shape[1]
+        if p0 == 0 == f0 and p1 == self.shape[0] and f1 == width:
+            return self.whole  # the very same pattern, made once: fewer objects to build, check and view
         return AccessPattern(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
 
 

@@ -12,6 +12,7 @@ import functools
 import inspect
 import itertools
 import threading
+import types
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class Tracer:
         return NkiTensor(tensor)
 
     def sbuf(self, name: str | None, shape, dtype) -> NkiTensor:
-        tile = self.allocator.allocate(self.unique(name or "t"), tuple(int(s) for s in shape), dtypes.as_dtype(dtype))
+        tile = self.allocator.allocate(self.unique(name or "t"), tuple(map(int, shape)), dtypes.as_dtype(dtype))
         return NkiTensor(tile)
 
 
@@ -81,7 +82,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
     if getattr(_state, "tracer", None) is not None:
         raise InvalidValueError(f"cannot trace {fn.__name__} inside another trace; call it from the kernel "
                                 f"being traced instead (it is then inlined)")
-    params = list(inspect.signature(fn).parameters)
+    params = _parameter_names(fn)
     tracer = Tracer(fn.__name__, sbuf_partition_bytes, MAX_INSTRUCTIONS if max_instructions is None else max_instructions)
     handles = []
     for n, a in enumerate(args):
@@ -105,6 +106,18 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
         program.outputs.append(out.storage)
     program.sbuf_high_water = tracer.allocator.high_water
     return program
+
+
+def _parameter_names(fn) -> tuple:
+    """The names of ``fn``'s parameters; remembered per plain function, as ``inspect.signature`` is slow."""
+    if isinstance(fn, types.FunctionType):
+        return _function_parameter_names(fn)
+    return tuple(inspect.signature(fn).parameters)
+
+
+@functools.lru_cache(maxsize=256)
+def _function_parameter_names(fn) -> tuple:
+    return tuple(inspect.signature(fn).parameters)
 
 
 class Kernel:
