@@ -1,6 +1,5 @@
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -36,21 +35,15 @@ def test_ci_runs_the_readme_test_command():
 
 # -- start-up: the parser is built and --help answered without numpy -------------------------------------
 
-# Imports resize_kernels.cli without running the package's __init__ (which imports the API, numpy and ml_dtypes),
-# answers the command line in argv and says on stderr whether numpy was imported and how long it took.
+# Answers the command line in argv and says on stderr whether numpy was imported on the way.
 CLI_ALONE = """
-import importlib.util, sys, time, types
-t0 = time.perf_counter()
-pkg = types.ModuleType("resize_kernels")
-pkg.__path__ = list(importlib.util.find_spec("resize_kernels").submodule_search_locations)
-pkg.__version__ = "0.0.test"
-sys.modules["resize_kernels"] = pkg
+import sys
 from resize_kernels import cli
 try:
     code = cli.main(sys.argv[1:])
 except SystemExit as e:
     code = e.code
-print(f"numpy={'numpy' in sys.modules} seconds={time.perf_counter() - t0:.3f} code={code}", file=sys.stderr)
+print(f"numpy={'numpy' in sys.modules} code={code}", file=sys.stderr)
 """
 
 
@@ -60,7 +53,6 @@ def test_the_parser_imports_no_numpy(argv):
     done = subprocess.run([sys.executable, "-c", CLI_ALONE, *argv], capture_output=True, text=True, timeout=60)
     report = done.stderr.strip().splitlines()[-1]
     assert "numpy=False" in report, report
-    assert float(report.split("seconds=")[1].split()[0]) < 1.0, report
 
 
 def test_python_m_resize_kernels_and_version():
@@ -72,15 +64,13 @@ def test_python_m_resize_kernels_and_version():
     assert done.returncode == 0 and done.stdout == f"resize-kernels {resize_kernels.__version__}\n"
 
 
-def test_help_is_fast_when_the_package_import_is_light():
-    """`--help` under 1 s, end to end; needs a package __init__ that imports no numpy (skipped until it does)."""
-    probe = subprocess.run([sys.executable, "-c", "import sys, resize_kernels; print('numpy' in sys.modules)"],
-                           capture_output=True, text=True, timeout=60)
-    if probe.stdout.strip() == "True":
-        pytest.skip("resize_kernels/__init__.py imports numpy (through api), about 0.6 s before any command")
-    t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "resize_kernels", "--help"], capture_output=True, timeout=60)
-    assert done.returncode == 0 and time.perf_counter() - t0 < 1.0
+def test_importing_the_package_loads_nothing_heavy():
+    """The public names are imported on first use: `import resize_kernels` loads no numpy, ml_dtypes or API."""
+    probe = ("import sys, resize_kernels\n"
+             "print(sorted(m for m in ('numpy', 'ml_dtypes', 'resize_kernels.api') if m in sys.modules))\n"
+             "print(resize_kernels.resize_nearest.__module__, resize_kernels.verifier.__name__)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["[]", "resize_kernels.api resize_kernels.verifier"], done.stderr
 
 
 def test_the_parser_choices_are_the_registries():
