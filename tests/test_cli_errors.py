@@ -25,7 +25,7 @@ def run(argv, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["verify", "--sweep", "0"], "argument --sweep: expected a positive integer, got '0'"),
+    (["verify", "--sweep", "0"], "argument --sweep: expected N or LOW..HIGH with 1 <= LOW <= HIGH, got '0'"),
     (["verify", "--sweep", "4", "--random", "-2"], "argument --random: expected a non-negative integer, got '-2'"),
     (["verify", "--sweep", "4", "--max-size", "0"], "argument --max-size: expected a positive integer, got '0'"),
     (["verify", "--sweep", "4", "--seed", "-1"], "argument --seed: expected a non-negative integer, got '-1'"),
@@ -42,7 +42,7 @@ def test_bad_numbers_are_usage_errors(argv, message, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["verify", "--in", "1x3x3x1", "--out", "1x4x4x1", "--sweep", "3"], "give --in and --out, or --sweep N, not both"),
-    (["verify", "--in", "1x3x3x1", "--out", "1x4x4x1", "--plot", "x.png"], "--random and --plot go with --sweep N"),
+    (["verify", "--in", "1x3x3x1", "--out", "1x4x4x1", "--plot", "x.png"], "--random, --plot, --json and --dask go with --sweep"),
 ])
 def test_options_that_do_not_go_together_are_usage_errors(argv, message, capsys):
     assert run(argv, capsys)[::2] == (2, f"resize-kernels verify: {message}\n")
@@ -52,7 +52,7 @@ def test_options_that_do_not_go_together_are_usage_errors(argv, message, capsys)
     (["verify", "--in", "1x30x20x8", "--out", "2x59x41x8"], "verify requires equal batch and channels"),
     (["verify", "--in", "1x16777216x1x1", "--out", "1x1x1x1"], "verify requires every size below 2**24"),
     (["verify", "--in", "100000x100000x1x1", "--out", "100000x1x1x1"], "fewer than 2**31 elements"),
-    (["verify", "--sweep", "16777216"], "sweep requires a size bound n in 1..16777215"),
+    (["verify", "--sweep", "16777216"], "sweep requires sizes n (meaning 1..n) or (low, high) with 1 <= low <= high < 16777216"),
     (["verify", "--sweep", "2", "--random", "1", "--max-size", "16777216"], "max_size requires an integer in"),
     (["demo", "--kernel", "strided"], "resize_nearest_strided_kernel requires an integer ratio on each axis"),
     (["demo", "--batch", "3000"], "fewer than 2**31 elements"),

@@ -138,11 +138,15 @@ def _prepare(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) ->
 executable = _InstructionBoundedCache(_prepare)
 
 
-def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None) -> Program:
-    """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``."""
+def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None, cached: bool = True) -> Program:
+    """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``.
+
+    ``cached=False`` traces afresh and keeps nothing: for a caller that traces
+    each shape once (a sweep), where a full cache only costs memory and GC time.
+    """
     shape, other = _shapes("resize_nearest", in_shape, out_hw)
-    return _program("resize_nearest", shape, other, _dtype("resize_nearest", dtype),
-                    kernel_variant("resize_nearest", kernel))
+    return (_program if cached else _trace)("resize_nearest", shape, other, _dtype("resize_nearest", dtype),
+                                            kernel_variant("resize_nearest", kernel))
 
 
 def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None) -> Program:

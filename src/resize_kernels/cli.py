@@ -101,6 +101,18 @@ def _int_from(low: int, what: str):
 
 
 _positive = _int_from(1, "a positive integer")
+
+
+def _sizes(text: str) -> tuple[int, int]:
+    """--sweep N (1..N) or LOW..HIGH."""
+    low, sep, high = text.partition("..")
+    try:
+        sizes = (int(low), int(high)) if sep else (1, int(text))
+    except ValueError:
+        sizes = None
+    if sizes is None or not 1 <= sizes[0] <= sizes[1]:
+        raise argparse.ArgumentTypeError(f"expected N or LOW..HIGH with 1 <= LOW <= HIGH, got {text!r}")
+    return sizes
 _non_negative = _int_from(0, "a non-negative integer")
 
 
@@ -111,8 +123,8 @@ def _verify(args) -> int:
         return _sweep(args)
     if args.in_shape is None or args.out_shape is None:
         return _usage(args, "give --in and --out, or --sweep N")
-    if args.random or args.plot:
-        return _usage(args, "--random and --plot go with --sweep N")
+    if args.random or args.plot or args.json or args.dask:
+        return _usage(args, "--random, --plot, --json and --dask go with --sweep")
     from .verifier import verify
 
     report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
@@ -122,29 +134,48 @@ def _verify(args) -> int:
 
 def _sweep(args) -> int:
     """One kernel (the default unless --kernel) over every pair per axis; pairs it does not take are not failures."""
-    from .verifier import check_plot_path, plot_failures, random_shapes, sweep, verify
+    from .verifier import check_json_path, check_plot_path, plot_failures, random_shapes, sweep, verify, write_json
 
     plot = check_plot_path(args.plot) if args.plot else None  # before the sweep, not after it
+    report = check_json_path(args.json) if args.json else None
     shapes = random_shapes(args.random, args.max_size, seed=args.seed)
+    bad_random = []
+    executor = _dask_executor(args.dask) if args.dask else None
     results, ok = [], True
     for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
-        t0 = time.perf_counter()
-        result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True)
+        result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True, executor=executor)
         head, *rest = result.summary().split("\n")
-        print("\n".join([head + f"  [{time.perf_counter() - t0:.1f} s]", *rest]))
+        print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
         results.append(result)
         ok &= not result.failures
     if shapes:
         reports = [verify(i, o, args.kernel) for i, o in shapes]
         refused = sum(not r.applicable for r in reports)
         bad = [r for r in reports if r.applicable and not r.ok]
+        bad_random = [[list(r.in_shape), list(r.out_shape)] for r in bad]
         print(f"kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
               f"{len(shapes) - len(bad) - refused} exact" + (f", {refused} not applicable" if refused else "")
               + "".join(f"\n  {r}" for r in bad[:5]))
         ok &= not bad
     if plot:
         print(f"wrote {plot_failures(results, plot)}")
+    if report:
+        random = {"shapes": len(shapes), "max_size": args.max_size, "seed": args.seed, "not_exact": bad_random}
+        print(f"wrote {write_json(results, report, random=random)}")
     return 0 if ok else 1
+
+
+def _dask_executor(address: str):
+    """A concurrent.futures executor on the Dask cluster at ``address``."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InvalidValueError("--dask requires the dask extra: pip install 'resize-kernels[dask]'") from None
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError) as error:
+        raise InvalidValueError(f"--dask could not reach a Dask scheduler at {address!r}: {error}") from None
+    return client.get_executor()
 
 
 def _read_hlo(path: Path) -> str:
@@ -260,9 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--out", dest="out_shape", type=_shape, metavar="NxHxWxC", help="output shape")
     ver.add_argument("--kernel", choices=KERNELS, default=None,
                      help="kernel variant (default: the default kernel, also with --sweep)")
-    ver.add_argument("--sweep", type=_positive, metavar="N",
-                     help="verify every (in, out) pair in 1..N along each axis; pairs the kernel does not take "
-                          "are counted as not applicable, not as failures")
+    ver.add_argument("--sweep", type=_sizes, metavar="N|LOW..HIGH",
+                     help="verify every (in, out) pair in 1..N (or LOW..HIGH) along each axis; pairs the kernel "
+                          "does not take are counted as not applicable, not as failures")
     ver.add_argument("--axis", choices=["w", "h", "both"], default="both", help="axis of the sweep (default both)")
     ver.add_argument("--random", type=_non_negative, default=0, metavar="K",
                      help="with --sweep: also K random 2-D shapes")
@@ -270,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--seed", type=_non_negative, default=0, help="seed of the random shapes")
     ver.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
                      help="processes for the sweep (default: all cores)")
+    ver.add_argument("--dask", metavar="ADDRESS",
+                     help="with --sweep: run it on the Dask cluster whose scheduler is at ADDRESS "
+                          "(tcp://host:8786; needs the dask extra) instead of local processes")
+    ver.add_argument("--json", metavar="FILE", help="with --sweep: also write the whole report to FILE as JSON")
     ver.add_argument("--plot", metavar="FILE",
                      help="with --sweep: plot the failing pairs to FILE.png, .pdf or .svg (needs matplotlib)")
     ver.set_defaults(func=_verify)

@@ -10,10 +10,10 @@ applicable to it, not as wrong.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from . import contract, semantics
 from .api import kernel_variant, trace_resize
-from .errors import InvalidValueError
+from .errors import InvalidValueError, ResizeKernelsError
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
@@ -80,7 +80,7 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
     try:
-        program = trace_resize(in_shape, out_hw, np.int32, name)
+        program = trace_resize(in_shape, out_hw, np.int32, name, cached=False)  # each shape once: keep nothing
     except InvalidValueError as e:
         return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e))
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
@@ -123,10 +123,11 @@ def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
 
 @dataclass
 class SweepResult:
-    """Every (in, out) pair of one axis up to ``n``, checked; the failing pairs and their wrong-pixel counts.
+    """Every (in, out) pair of one axis in ``low``..``n``, checked; the failing pairs and their wrong-pixel counts.
 
     Pairs the kernel does not take are in ``not_applicable``, neither exact nor
-    failures; ``reason`` is the kernel's word on the first of them.
+    failures; ``reason`` is the kernel's word on the first of them. The result
+    is plain data: ``to_dict``/``from_dict`` (and so JSON) keep all of it.
     """
 
     kernel: str
@@ -135,17 +136,37 @@ class SweepResult:
     failures: list  # (in, out, wrong pixels or None for an out-of-bounds read)
     not_applicable: list = field(default_factory=list)  # (in, out)
     reason: str | None = None
+    low: int = 1
+    first_wrong: dict = field(default_factory=dict)  # (in, out) -> ((b, oh, ow), expected (b, h, w), got or None)
+    seconds: float = 0.0
 
     @property
     def checked(self) -> int:
-        return self.n * self.n
+        return (self.n - self.low + 1) ** 2
 
     @property
     def exact(self) -> int:
         return self.checked - len(self.failures) - len(self.not_applicable)
 
+    def to_dict(self) -> dict:
+        """A JSON-ready dict of the whole result."""
+        return {"kernel": self.kernel, "axis": self.axis, "sizes": [self.low, self.n], "checked": self.checked,
+                "exact": self.exact, "seconds": self.seconds,
+                "failures": [[i, o, w, _listed(self.first_wrong.get((i, o)))] for i, o, w in self.failures],
+                "not_applicable": [list(p) for p in self.not_applicable], "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SweepResult":
+        def tupled(x):
+            return tuple(map(tupled, x)) if isinstance(x, list) else x
+
+        low, n = d["sizes"]
+        return cls(d["kernel"], d["axis"], n, [(i, o, w) for i, o, w, _ in d["failures"]],
+                   [tuple(p) for p in d["not_applicable"]], d["reason"], low,
+                   {(i, o): tupled(f) for i, o, _, f in d["failures"] if f is not None}, d["seconds"])
+
     def summary(self, listed: int = 8) -> str:
-        head = f"kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in 1..{self.n}: "
+        head = f"kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in {self.low}..{self.n}: "
         if not self.failures and not self.not_applicable:
             return head + "all exact"
         oob = sum(w is None for _, _, w in self.failures)
@@ -166,17 +187,63 @@ class SweepResult:
         return "\n".join(lines)
 
 
-def _sweep_one_input(task):
-    kernel, axis, in_size, n = task
-    failures, not_applicable, reason = [], [], None
-    for out_size in range(1, n + 1):
-        report = verify(*axis_shapes(axis, in_size, out_size), kernel)
-        if not report.applicable:
-            not_applicable.append((in_size, out_size))
-            reason = reason or report.not_applicable
-        elif not report.ok:
-            failures.append((in_size, out_size, report.wrong_pixels))
-    return failures, not_applicable, reason
+def _listed(x):
+    return [_listed(v) for v in x] if isinstance(x, tuple) else x
+
+
+#: (in, out) pairs one chunk of a sweep checks: seconds of work, shipped as a few integers.
+CHUNK_PAIRS = 256
+#: Times a chunk is tried again after its worker was lost (a killed process, a lost Dask worker).
+RETRIES = 3
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A block of a sweep: in sizes ``ins[0]..ins[1]`` by out sizes ``outs[0]..outs[1]`` on one axis."""
+
+    kernel: str
+    axis: str
+    ins: tuple[int, int]
+    outs: tuple[int, int]
+
+    @property
+    def pairs(self) -> int:
+        return (self.ins[1] - self.ins[0] + 1) * (self.outs[1] - self.outs[0] + 1)
+
+
+@dataclass
+class ChunkResult:
+    failures: list
+    not_applicable: list
+    reason: str | None
+    first_wrong: dict
+
+
+def check_chunk(chunk: Chunk) -> ChunkResult:
+    """Verify every pair of ``chunk`` (what a sweep's worker runs)."""
+    result = ChunkResult([], [], None, {})
+    for i in range(chunk.ins[0], chunk.ins[1] + 1):
+        for o in range(chunk.outs[0], chunk.outs[1] + 1):
+            report = verify(*axis_shapes(chunk.axis, i, o), chunk.kernel)
+            if not report.applicable:
+                result.not_applicable.append((i, o))
+                result.reason = result.reason or report.not_applicable
+            elif not report.ok:
+                result.failures.append((i, o, report.wrong_pixels))
+                if report.first_wrong:
+                    result.first_wrong[(i, o)] = report.first_wrong[0]
+    return result
+
+
+def sweep_chunks(kernel: str, axis: str, low: int, n: int, pairs: int = CHUNK_PAIRS) -> list[Chunk]:
+    """The sweep ``low..n`` cut into chunks of about ``pairs`` pairs: one in size by a run of out sizes."""
+    width = max(1, min(n - low + 1, pairs))
+    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)))
+            for i in range(low, n + 1) for o in range(low, n + 1, width)]
+
+
+class SweepError(InvalidValueError):
+    """A sweep whose chunk kept failing for a reason other than the kernel (its workers kept dying)."""
 
 
 def _ignore_interrupt() -> None:
@@ -192,32 +259,92 @@ def _check_count(what: str, value, low: int, high: int | None = None) -> None:
         raise InvalidValueError(f"{what} requires {bound}, got {value!r}")
 
 
-def sweep(n: int, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False) -> SweepResult:
-    """Verify every (in, out) pair in 1..n on one axis; up to ``jobs`` processes (one per core) share the work."""
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n < semantics.MAX_DIM:
-        raise InvalidValueError(f"sweep requires a size bound n in 1..{semantics.MAX_DIM - 1} (sizes stay below "
-                                f"2**24), got {n!r}")
+def sweep_range(sizes) -> tuple[int, int]:
+    """(low, high) of a sweep's sizes: n means 1..n; (low, high) or range(low, high + 1) as given."""
+    if isinstance(sizes, range) and sizes.step == 1 and len(sizes):
+        sizes = (sizes.start, sizes.stop - 1)
+    if isinstance(sizes, int) and not isinstance(sizes, bool):
+        sizes = (1, sizes)
+    if (not isinstance(sizes, tuple) or len(sizes) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in sizes)
+            or not 1 <= sizes[0] <= sizes[1] < semantics.MAX_DIM):
+        raise InvalidValueError(f"sweep requires sizes n (meaning 1..n) or (low, high) with 1 <= low <= high < "
+                                f"{semantics.MAX_DIM} (sizes stay below 2**24), got {sizes!r}")
+    return sizes
+
+
+def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
+          executor=None, chunk_pairs: int = CHUNK_PAIRS) -> SweepResult:
+    """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
+
+    The pairs go out in chunks (a few integers each) to ``executor``, any
+    ``concurrent.futures.Executor`` (a Dask cluster's ``client.get_executor()``
+    too), or else to a pool of ``jobs`` local processes. A chunk whose worker
+    is lost is tried again (up to RETRIES times); results merge into one report.
+    """
+    low, n = sweep_range(n)
     _check_count("sweep's jobs", jobs, 1)
+    _check_count("sweep's chunk_pairs", chunk_pairs, 1)
     axis_shapes(axis, 1, 1)
     name = kernel_variant("resize_nearest", kernel)
-    tasks = ((name, axis, i, n) for i in range(1, n + 1))
-    bar = _progress(n, f"{name}/{axis}") if progress else None
-    failures, not_applicable, reason = [], [], None
-    jobs = min(jobs, n, os.cpu_count() or 1)
-    if jobs > 1:
-        import multiprocessing
+    chunks = sweep_chunks(name, axis, low, n, chunk_pairs)
+    bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress else None
+    merged = ChunkResult([], [], None, {})
+    t0 = time.perf_counter()
 
-        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_ignore_interrupt)
-    else:
-        pool = contextlib.nullcontext()
-    with pool:
-        for wrong, refused, why in (pool.imap_unordered if jobs > 1 else map)(_sweep_one_input, tasks):
-            failures += wrong
-            not_applicable += refused
-            reason = reason or why
-            bar and bar.update()
-    bar and bar.close()
-    return SweepResult(name, axis, n, sorted(failures), sorted(not_applicable), reason)
+    def done(chunk, r: ChunkResult):
+        merged.failures += r.failures
+        merged.not_applicable += r.not_applicable
+        merged.reason = merged.reason or r.reason
+        merged.first_wrong.update(r.first_wrong)
+        bar and bar.update(chunk.pairs)
+
+    try:
+        if executor is None and min(jobs, os.cpu_count() or 1) == 1:
+            for chunk in chunks:
+                done(chunk, check_chunk(chunk))
+        else:
+            _run_chunks(chunks, executor, min(jobs, os.cpu_count() or 1, len(chunks)), done)
+    finally:
+        bar and bar.close()
+    return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
+                       merged.first_wrong, time.perf_counter() - t0)
+
+
+def _run_chunks(chunks: list[Chunk], executor, jobs: int, done) -> None:
+    """Run ``chunks`` on ``executor`` (or a local pool we own), retrying those whose worker was lost."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    attempts = dict.fromkeys(chunks, 0)
+    while attempts:
+        pool = executor or ProcessPoolExecutor(jobs, mp_context=_fork(), initializer=_ignore_interrupt)
+        finished = False
+        try:
+            futures = {pool.submit(check_chunk, chunk): chunk for chunk in attempts}
+            for future in as_completed(futures):
+                chunk = futures[future]
+                try:
+                    result = future.result()
+                except ResizeKernelsError:
+                    raise  # the kernel's own error: the same on any worker
+                except Exception as error:  # noqa: BLE001 - a lost worker, whatever the engine calls it
+                    attempts[chunk] += 1
+                    if attempts[chunk] > RETRIES:
+                        raise SweepError(f"sweep chunk {chunk} failed {attempts[chunk]} times; the last time: "
+                                         f"{type(error).__name__}: {error}") from error
+                    continue
+                del attempts[chunk]
+                done(chunk, result)
+            finished = True
+        finally:
+            if executor is None:  # ours: wait for a clean exit, or on an error (Ctrl-C) drop what is queued
+                pool.shutdown(wait=finished, cancel_futures=not finished)
+
+
+def _fork():
+    import multiprocessing
+
+    return multiprocessing.get_context("fork")
 
 
 def random_shapes(count: int, max_size: int, seed: int = 0) -> list[tuple[tuple, tuple]]:
@@ -233,7 +360,7 @@ def random_shapes(count: int, max_size: int, seed: int = 0) -> list[tuple[tuple,
 def _progress(total: int, desc: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="in-size", disable=None)  # None: quiet when not on a terminal
+    return tqdm(total=total, desc=desc, unit="pairs", unit_scale=True, disable=None)  # None: quiet when not on a terminal
 
 
 def check_plot_path(path) -> Path:
@@ -261,6 +388,31 @@ def check_plot_path(path) -> Path:
     return path.resolve()
 
 
+def check_json_path(path) -> Path:
+    """``path`` resolved, if a JSON report can be written there (checked before a sweep, like a plot's)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise InvalidValueError(f"a JSON report requires an existing directory, got {str(path.parent)!r} for "
+                                f"{str(path)!r}")
+    if path.is_dir():
+        raise InvalidValueError(f"a JSON report requires a file name, got the directory {str(path)!r}")
+    return path.resolve()
+
+
+def write_json(results: list[SweepResult], path, **extra) -> Path:
+    """Write the sweeps (and ``extra`` fields) to ``path`` as one JSON report; returns the path written."""
+    import json
+
+    path = check_json_path(path)
+    report = {"sweeps": [r.to_dict() for r in results], **extra}
+    try:
+        path.write_text(json.dumps(report, indent=1) + "\n")
+    except OSError as e:
+        raise InvalidValueError(f"a JSON report requires a writable file, got {str(path)!r}: {e.strerror or e}") \
+            from None
+    return path
+
+
 def plot_failures(results: list[SweepResult], path) -> Path:
     """Plot the failing (in, out) pairs, one panel per sweep, to ``path`` (.png, .pdf or .svg); returns the path written.
 
@@ -270,6 +422,7 @@ def plot_failures(results: list[SweepResult], path) -> Path:
     if not results:
         raise InvalidValueError("plot_failures requires at least one SweepResult, got none")
     import matplotlib
+    import matplotlib.patches
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -279,12 +432,15 @@ def plot_failures(results: list[SweepResult], path) -> Path:
         pts = np.array([(i, o) for i, o, _ in r.failures]).reshape(-1, 2)
         oob = np.array([(i, o) for i, o, w in r.failures if w is None]).reshape(-1, 2)
         na = np.array(r.not_applicable).reshape(-1, 2)
+        side = r.n - r.low + 1
+        ax.add_patch(matplotlib.patches.Rectangle((r.low - 0.5, r.low - 0.5), side, side, color="honeydew",
+                                                  label=f"checked ({r.checked:,} pairs, {r.exact:,} exact)"))
         if len(na):
             ax.scatter(na[:, 1], na[:, 0], s=1, c="lightgrey", label=f"not applicable ({len(na):,})")
         ax.scatter(pts[:, 1], pts[:, 0], s=2, c="tab:red", label=f"wrong ({len(pts):,})")
         if len(oob):
             ax.scatter(oob[:, 1], oob[:, 0], s=4, c="black", label=f"out of bounds ({len(oob):,})")
-        ax.set(xlim=(0, r.n + 1), ylim=(0, r.n + 1), xlabel=f"output size ({r.axis})", ylabel=f"input size ({r.axis})",
+        ax.set(xlim=(r.low - 1, r.n + 1), ylim=(r.low - 1, r.n + 1), xlabel=f"output size ({r.axis})", ylabel=f"input size ({r.axis})",
                title=f"kernel {r.kernel!r}, axis {r.axis}: {len(r.failures):,} of {r.checked:,} pairs not exact")
         ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()

@@ -1,0 +1,158 @@
+"""How a sweep runs: chunks, ranges, any concurrent.futures executor, lost workers retried, one JSON report."""
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+
+from resize_kernels import cli
+from resize_kernels.verifier import RETRIES, SweepError, SweepResult, check_chunk, sweep, sweep_chunks
+
+from test_sweep import predicted_seed_failures
+
+
+def seed_failures(axis, low, n):
+    return [(i, o, w) for i, o, w in predicted_seed_failures(axis, n) if i >= low and o >= low]
+
+
+def test_chunks_cover_every_pair_once():
+    for low, n, pairs in [(1, 1, 256), (1, 45, 7), (30, 45, 256), (5, 9, 1)]:
+        chunks = sweep_chunks("auto", "w", low, n, pairs)
+        covered = [(i, o) for c in chunks for i in range(c.ins[0], c.ins[1] + 1)
+                   for o in range(c.outs[0], c.outs[1] + 1)]
+        assert sorted(covered) == [(i, o) for i in range(low, n + 1) for o in range(low, n + 1)]
+        assert all(c.pairs <= pairs for c in chunks)
+
+
+def test_a_range_sweeps_only_its_pairs_and_finds_what_the_whole_sweep_finds_there():
+    result = sweep((38, 45), "w", "seed", jobs=2, chunk_pairs=3)
+    assert result.checked == 64 and (result.low, result.n) == (38, 45)
+    assert result.failures == seed_failures("w", 38, 45) != []
+    assert "64 (in, out) pairs in 38..45" in result.summary()
+
+
+@pytest.mark.parametrize("bad", [0, (5, 4), (0, 3), 2 ** 24, "12", (1.0, 4), range(3, 3)])
+def test_bad_sizes_are_refused(bad):
+    with pytest.raises(ValueError, match="sweep requires sizes"):
+        sweep(bad)
+
+
+def test_the_report_round_trips_through_json_with_the_first_wrong_pixel_of_each_pair():
+    result = sweep((40, 45), "w", "seed", jobs=1)
+    assert result.first_wrong and set(result.first_wrong) <= {(i, o) for i, o, _ in result.failures}
+    again = SweepResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again == result
+
+
+def test_any_executor_runs_the_chunks():
+    with ThreadPoolExecutor(3) as pool:
+        result = sweep((35, 45), "w", "seed", executor=pool, chunk_pairs=4)
+    assert result.failures == seed_failures("w", 35, 45)
+
+
+class Flaky(ThreadPoolExecutor):
+    """An executor that loses the first `lost` chunks it is given, as a cluster loses a worker."""
+
+    def __init__(self, lost):
+        super().__init__(2)
+        self.lost, self.submitted = lost, 0
+
+    def submit(self, fn, *args):
+        self.submitted += 1
+        if self.submitted <= self.lost:
+            future = Future()
+            future.set_exception(ConnectionError("worker lost"))
+            return future
+        return super().submit(fn, *args)
+
+
+def test_a_lost_chunk_is_tried_again_and_the_result_is_whole():
+    with Flaky(lost=5) as pool:
+        result = sweep((38, 45), "w", "seed", executor=pool, chunk_pairs=4)
+    assert result.failures == seed_failures("w", 38, 45) and pool.submitted == 16 + 5
+
+
+def test_a_chunk_that_keeps_failing_ends_the_sweep_with_a_clear_error():
+    with Flaky(lost=10 ** 6) as pool, pytest.raises(SweepError, match=f"failed {RETRIES + 1} times; .*worker lost"):
+        sweep((1, 3), "w", executor=pool)
+
+
+MARKER = {}
+
+
+def check_chunk_or_die(chunk):
+    """The worker's function, except that the first worker to take the second chunk dies (SIGKILL) on it."""
+    marker = MARKER["path"]
+    if chunk.ins == (31, 31) and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return check_chunk(chunk)
+
+
+def test_a_killed_local_worker_loses_only_its_chunk(tmp_path, monkeypatch):
+    """A worker of the local pool killed mid-sweep: the pool is replaced and the unfinished chunks run again."""
+    from resize_kernels import verifier
+
+    MARKER["path"] = str(tmp_path / "killed")
+    monkeypatch.setattr(verifier, "check_chunk", check_chunk_or_die)  # the forked workers inherit it
+    result = sweep((30, 45), "w", "seed", jobs=2, chunk_pairs=16)
+    assert os.path.exists(MARKER["path"]) and result.failures == seed_failures("w", 30, 45)
+
+
+def test_a_dask_cluster_with_a_worker_killed_mid_sweep():
+    import distributed  # in the test extra: a missing install fails here, it is not skipped
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+        done = threading.Event()
+        result = []
+        thread = threading.Thread(target=lambda: (result.append(sweep((30, 60), "w", "seed", chunk_pairs=2,
+                                                                      executor=client.get_executor())), done.set()))
+        thread.start()
+        busy = []
+        while not busy and not done.is_set():  # a worker with a chunk in hand
+            busy = [address for address, keys in client.processing().items() if keys]
+            time.sleep(0.01)
+        assert busy and not done.is_set(), "the sweep ended before a worker could be killed: make it longer"
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        thread.join(timeout=300)
+        assert done.is_set() and result[0].failures == seed_failures("w", 30, 60)
+
+
+def test_the_command_takes_a_range_and_writes_json(tmp_path, capsys):
+    path = tmp_path / "sweep.json"
+    assert cli.main(["verify", "--sweep", "40..45", "--axis", "w", "--kernel", "seed", "--jobs", "2",
+                     "--json", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "36 (in, out) pairs in 40..45" in out and f"wrote {path}" in out
+    report = json.loads(path.read_text())
+    assert [SweepResult.from_dict(d).failures for d in report["sweeps"]] == [seed_failures("w", 40, 45)]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sweep", "9..3"], "expected N or LOW..HIGH"),
+    (["--sweep", "a..3"], "expected N or LOW..HIGH"),
+    (["--in", "1x2x2x1", "--out", "1x3x3x1", "--json", "x.json"], "go with --sweep"),
+])
+def test_bad_sweep_arguments_are_usage_errors(argv, message, capsys):
+    try:
+        code = cli.main(["verify", *argv])
+    except SystemExit as e:
+        code = e.code
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_json_to_a_missing_directory_fails_before_the_sweep(tmp_path, capsys):
+    assert cli.main(["verify", "--sweep", "3", "--json", str(tmp_path / "no" / "r.json")]) == 1
+    assert "existing directory" in capsys.readouterr().err
+
+
+def test_check_chunk_is_what_a_worker_runs():
+    (chunk,) = sweep_chunks("seed", "w", 41, 41)
+    assert check_chunk(chunk).failures == seed_failures("w", 41, 41)
