@@ -45,9 +45,9 @@ def seed_resize(x: np.ndarray, out_hw):
 
 
 def public_load_indices(in_h, in_w, out_h, out_w) -> np.ndarray:
-    """load_indices of the public (nl-style) variant: float32 throughout, row by reciprocal, column by fmod."""
-    pos = np.arange(out_h * out_w).astype(f32)  # iota into a float32 tile
-    out_h_idx = np.floor(pos * f32(1.0 / out_w))
+    """load_indices of the public sample's arithmetic: float32 engines, row by a divide, column by fmod."""
+    pos = np.arange(out_h * out_w).astype(f32)  # the int32 iota, as the engines read it
+    out_h_idx = np.floor(pos / f32(out_w))
     out_w_idx = np.fmod(pos, f32(out_w))
     src_h_idx = np.floor(out_h_idx * f32(1.0 * in_h / out_h))
     src_w_idx = np.floor(out_w_idx * f32(1.0 * in_w / out_w))

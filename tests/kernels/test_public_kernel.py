@@ -1,4 +1,10 @@
-"""The public (nl-style) variant: the reference where its float32 arithmetic holds, and the verifier says where not."""
+"""The public variant is the public NKI sample's algorithm: its float32 arithmetic, and exact where the sample is.
+
+The sample divides the flat position by the output width (the seed's private
+lowered kernel multiplies by a float32 reciprocal): a correctly rounded float32
+quotient of integers below 2**24 never rounds up to the next integer, so its
+row/column split is exact, and the sweeps find no wrong pixel.
+"""
 
 import ml_dtypes
 import numpy as np
@@ -10,7 +16,9 @@ import resize_kernels as rk
 from resize_kernels import semantics
 
 from conftest import DTYPES, assert_bits_equal, random_data
-from seed_model import public_load_indices
+from resize_kernels.verifier import axis_shapes, sweep
+
+from seed_model import public_load_indices, seed_load_indices
 
 
 @pytest.mark.parametrize("shape, dtype", [((10, 30, 20, 1280), np.float32), ((1, 30, 20, 1280), np.float16),
@@ -46,3 +54,22 @@ def test_last_tile_is_masked_not_shrunk():
     last_index_tile = gathers[-1].src.vector_offset.tensor
     assert last_index_tile.partitions == 128  # the index graph ran on a full tile
     assert program.counts()["activation"] == 3 * len(gathers)  # nl.floor: one activation, three per tile
+
+
+@pytest.mark.parametrize("axis", ["w", "h"])
+def test_exact_on_every_pair_where_the_samples_arithmetic_is(axis):
+    """The model of the sample's arithmetic equals the reference on every pair, and the kernel is exact there."""
+    for i in range(1, 65):
+        for o in range(1, 65):
+            (_, ih, iw, _), (_, oh, ow, _) = axis_shapes(axis, i, o)
+            assert np.array_equal(public_load_indices(ih, iw, oh, ow),
+                                  semantics.index_map((ih, iw), (oh, ow)).reshape(-1)), (i, o)
+    assert sweep(64, axis, "public", jobs=2).failures == []
+
+
+def test_width_41_where_the_seed_misplaces_pixels():
+    """1x3x1x2 -> 5x41: the seed's reciprocal multiply puts 2 pixels in the wrong row; the sample's divide does not."""
+    ref = semantics.index_map((3, 1), (5, 41)).reshape(-1)
+    assert (seed_load_indices(3, 1, 5, 41) != ref).sum() > 0
+    assert rk.verify((1, 3, 1, 2), (1, 5, 41, 2), kernel="public").ok
+    assert not rk.verify((1, 3, 1, 2), (1, 5, 41, 2), kernel="seed").ok

@@ -1,12 +1,15 @@
-"""resize_nearest_fixed_dma_kernel, the public variant (the NKI samples' vision.py form), in the nl style.
+"""resize_nearest_fixed_dma_kernel, the public variant: the NKI samples' vision.py kernel, step for step.
 
-The same map as the lowered variant, written with nl-level calls: index
-expressions from nl.arange, nl.floor (one scalar-engine activation, not the
-cast-and-correct floor_nisa_kernel), nl.mod for the column, and full 128-pixel
-tiles whose last one is masked rather than shrunk. Its arithmetic is float32
-like the lowered variant's, so the reciprocal multiply still puts the row of
-some pixels one too low for widths such as 41 (the verifier lists them); the
-column comes from a modulo, so those pixels stay inside the image.
+The same map as the lowered variant, written as the public sample writes it
+(aws-neuron/nki-samples src/nki_samples/reference/vision.py, commit b3c5c8d):
+an int32 iota of the flat output positions, the output row as nl.floor of a
+divide by the output width, the column as nl.mod, the source row and column
+as nl.floor of a float32 multiply by the scale, full 128-pixel tiles whose
+last one is masked rather than shrunk, and an advanced-index load and store.
+The divide is float32 and correctly rounded, and it never rounds a quotient
+below 2**24 up to the next integer, so the flat split is exact: unlike the
+seed's private lowered kernel (``kernel="seed"``), which multiplies by a
+float32 reciprocal of the width and misplaces pixels for widths such as 41.
 It is the ``kernel="public"`` variant.
 """
 
@@ -44,12 +47,15 @@ def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
     for b in nl.affine_range(in_b):
         for tile in nl.affine_range(math.ceil(out_seqlen / pmax)):
             pos = tile * pmax + i_p  # flat output position of each partition
-            output_pos = nisa.iota(pos, dtype=nl.float32)
-            out_h_idx = nl.floor(nl.multiply(output_pos, 1.0 / out_w))
-            out_w_idx = nl.mod(output_pos, out_w)
-            src_h_idx = nl.floor(nl.multiply(out_h_idx, h_scale))
-            src_w_idx = nl.floor(nl.multiply(out_w_idx, w_scale))
-            load_indices = nl.add(nl.multiply(src_h_idx, in_w), src_w_idx, dtype=nl.int32)
+            output_pos_iota = nisa.iota(pos, dtype=nl.int32)
+            # the sample's output_pos_iota / out_w: the quotient stays float32 (an int32 result would round it
+            # to nearest before the floor)
+            out_h_idx = nl.floor(nl.divide(output_pos_iota, out_w, dtype=nl.float32), dtype=nl.int32)
+            out_w_idx = nl.mod(output_pos_iota, out_w, dtype=nl.int32)
+            src_h_idx = nl.floor(nl.multiply(out_h_idx, h_scale, dtype=nl.float32), dtype=nl.int32)
+            src_w_idx = nl.floor(nl.multiply(out_w_idx, w_scale, dtype=nl.float32), dtype=nl.int32)
+            # the sample's src_h_idx * in_w + src_w_idx
+            load_indices = nl.add(nl.multiply(src_h_idx, in_w, dtype=nl.int32), src_w_idx, dtype=nl.int32)
 
             mask = pos < out_seqlen
             data_tile = nl.load(data_view_flattened[b, load_indices, i_f], mask=mask)
