@@ -101,6 +101,7 @@ def _int_from(low: int, what: str):
 
 
 _positive = _int_from(1, "a positive integer")
+_non_negative = _int_from(0, "a non-negative integer")
 
 
 def _sizes(text: str) -> tuple[int, int]:
@@ -113,7 +114,6 @@ def _sizes(text: str) -> tuple[int, int]:
     if sizes is None or not 1 <= sizes[0] <= sizes[1]:
         raise argparse.ArgumentTypeError(f"expected N or LOW..HIGH with 1 <= LOW <= HIGH, got {text!r}")
     return sizes
-_non_negative = _int_from(0, "a non-negative integer")
 
 
 def _verify(args) -> int:
@@ -140,14 +140,18 @@ def _sweep(args) -> int:
     report = check_json_path(args.json) if args.json else None
     shapes = random_shapes(args.random, args.max_size, seed=args.seed)
     bad_random = []
-    executor = _dask_executor(args.dask) if args.dask else None
+    client = _dask_client(args.dask) if args.dask else None
     results, ok = [], True
-    for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
-        result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True, executor=executor)
-        head, *rest = result.summary().split("\n")
-        print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
-        results.append(result)
-        ok &= not result.failures
+    try:
+        for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
+            result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
+                           executor=client and client.get_executor())
+            head, *rest = result.summary().split("\n")
+            print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
+            results.append(result)
+            ok &= not result.failures
+    finally:
+        client and client.close()
     if shapes:
         reports = [verify(i, o, args.kernel) for i, o in shapes]
         refused = sum(not r.applicable for r in reports)
@@ -165,17 +169,16 @@ def _sweep(args) -> int:
     return 0 if ok else 1
 
 
-def _dask_executor(address: str):
-    """A concurrent.futures executor on the Dask cluster at ``address``."""
+def _dask_client(address: str, timeout: str = "10s"):
+    """A client of the Dask cluster whose scheduler is at ``address`` (its get_executor() runs the chunks)."""
     try:
         from distributed import Client
     except ImportError:
         raise InvalidValueError("--dask requires the dask extra: pip install 'resize-kernels[dask]'") from None
     try:
-        client = Client(address, timeout="10s")
-    except (OSError, TimeoutError) as error:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as error:
         raise InvalidValueError(f"--dask could not reach a Dask scheduler at {address!r}: {error}") from None
-    return client.get_executor()
 
 
 def _read_hlo(path: Path) -> str:

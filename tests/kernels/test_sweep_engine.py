@@ -156,3 +156,22 @@ def test_json_to_a_missing_directory_fails_before_the_sweep(tmp_path, capsys):
 def test_check_chunk_is_what_a_worker_runs():
     (chunk,) = sweep_chunks("seed", "w", 41, 41)
     assert check_chunk(chunk).failures == seed_failures("w", 41, 41)
+
+
+def test_an_unreachable_dask_scheduler_is_one_clear_error(monkeypatch, capsys):
+    import functools
+
+    monkeypatch.setattr(cli, "_dask_client", functools.partial(cli._dask_client, timeout="1s"))
+    assert cli.main(["verify", "--sweep", "3", "--dask", "tcp://127.0.0.1:1"]) == 1
+    assert "--dask could not reach a Dask scheduler at 'tcp://127.0.0.1:1'" in capsys.readouterr().err
+
+
+def test_the_command_runs_a_sweep_on_a_dask_cluster(capsys):
+    import distributed
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster:
+        assert cli.main(["verify", "--sweep", "40..42", "--axis", "w", "--kernel", "seed",
+                         "--dask", cluster.scheduler_address]) == 1
+    wrong = len(seed_failures("w", 40, 42))
+    assert f"9 (in, out) pairs in 40..42: {wrong} not exact" in capsys.readouterr().out and wrong > 0
