@@ -1,11 +1,59 @@
-"""The kernel-writing API (NKI style): ``isa`` (nisa), ``language`` (nl) and the tracer.
+"""The kernel-writing API (NKI style): ``isa`` (nisa), ``language`` (nl), ``typing`` and the tracer.
 
 Kernels are plain Python functions over tensor handles; calling one under
 ``trace`` runs its Python control flow once and records a Program.
+``install_aliases()`` lets NKI code import this package by NKI's own names
+(``import neuronxcc.nki.language as nl``) where NKI itself is not installed.
 """
 
-from . import isa, language
+import importlib.util
+import sys
+import types
+
+from . import isa, language, typing
 from .tensor import NkiTensor, TensorSpec
 from .tracer import jit, trace
 
-__all__ = ["isa", "language", "NkiTensor", "TensorSpec", "jit", "trace"]
+__all__ = ["isa", "language", "typing", "NkiTensor", "TensorSpec", "jit", "trace", "install_aliases"]
+
+#: The module names install_aliases registers, with the attribute of this package each stands for ("" = itself).
+ALIASES = {"neuronxcc": None, "neuronxcc.nki": "", "neuronxcc.nki.language": "language",
+           "neuronxcc.nki.isa": "isa", "neuronxcc.nki.typing": "typing",
+           "nki": "", "nki.language": "language", "nki.isa": "isa", "nki.typing": "typing"}
+
+
+def _importable(name: str) -> bool:
+    """Whether ``name`` is a module Python can import: already loaded, or a module or regular package on the
+    path. A bare directory (a namespace package, such as a project's ``tests/nki``) does not count."""
+    if name in sys.modules:
+        return True
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return False
+    return spec is not None and spec.origin is not None
+
+
+def install_aliases(replace: bool = False) -> list:
+    """Register ``neuronxcc``, ``neuronxcc.nki[.language|.isa|.typing]`` and ``nki[.language|.isa|.typing]``
+    in sys.modules as this package and its modules, so NKI kernels import unmodified.
+
+    A name that is already importable (a real Neuron installation, or an earlier call) is left alone unless
+    ``replace``. Returns the names registered. Nothing is registered at import time; to undo, remove the
+    returned names from sys.modules.
+    """
+    this = sys.modules[__name__]
+    taken = set() if replace else {name for name in ALIASES if _importable(name)}
+    registered = []
+    for name, attr in ALIASES.items():
+        if name in taken:
+            continue
+        if attr is None:  # the neuronxcc package: a namespace whose nki is this package
+            module = types.ModuleType(name, "Alias of the neuronxcc package: its nki is resize_kernels.nki.")
+            module.__path__ = []
+            module.nki = this
+        else:
+            module = getattr(this, attr) if attr else this
+        sys.modules[name] = module
+        registered.append(name)
+    return registered

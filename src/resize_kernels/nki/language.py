@@ -7,6 +7,12 @@ HBM tensor, which a kernel returns as its output. The ALU op names
 functions that allocate their result (``nl.multiply(tile, 0.5)``); ``nl.load``
 and ``nl.store`` move ``tensor[...]`` indexed with nl.arange expressions, an
 index tile and a mask. Every call becomes the same instruction records as nisa.
+
+Tiles also take Python operators (``a + b``, ``tile * 3``, ``tile < 0.5``,
+``-tile``), which call these functions with NKI's type promotion (promotion.py);
+the functions themselves, without ``dtype=``, keep their own default (the tile
+operand's dtype if float, else float32). ``nl.par_dim(n)`` may mark the first
+dimension of a shape given to ``nl.ndarray`` / ``nl.zeros``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from ..machine import dtypes
 from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS
 from . import isa as nisa
+from . import tensor as _tensor
 from .index import Arange, IndexedAccess, Mask
 from .tracer import current
 
@@ -71,9 +78,44 @@ for _name in ALU_OPS:
 del _name
 
 
+def negative(x, dtype=None):
+    """-x elementwise (a multiply by -1 on the vector engine), as a new tile of x's dtype (or ``dtype``)."""
+    return multiply(x, -1, dtype=dtype or x.dtype)
+
+
+_tensor.ELEMENTWISE.update({name: globals()[name] for name in ALU_OPS}, negative=negative)
+
+
+class par_dim(int):
+    """``nl.par_dim(n)``: marks the partition dimension in a shape, ``nl.ndarray((nl.par_dim(128), 512), ...)``.
+
+    It is the int n everywhere a shape is taken; it may only mark the first dimension.
+    """
+
+    def __new__(cls, n):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InvalidValueError(f"nl.par_dim requires a positive integer, got {n!r}")
+        return super().__new__(cls, int(n))
+
+    def __repr__(self) -> str:
+        return f"nl.par_dim({int(self)})"
+
+
+def _shape(shape) -> tuple:
+    """A shape as plain ints; nl.par_dim may mark only its first dimension."""
+    shape = tuple(shape)
+    for axis, n in enumerate(shape):
+        if isinstance(n, par_dim) and axis != 0:
+            raise InvalidValueError(f"nl.par_dim marks the partition dimension, the first of a shape, got it on "
+                                    f"axis {axis} of {shape}")
+    return tuple(int(n) for n in shape)
+
+
 def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
-    """Allocate a tensor: an SBUF tile (the default) or an HBM tensor (``shared_hbm``/``hbm``)."""
+    """Allocate a tensor: an SBUF tile (the default) or an HBM tensor (``shared_hbm``/``hbm``).
+    The shape's first dimension may be marked ``nl.par_dim(n)``."""
     tracer = current()
+    shape = _shape(shape)
     if buffer == sbuf:
         return tracer.sbuf(name, shape, dtype)
     if buffer in (shared_hbm, hbm):
@@ -81,6 +123,15 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
         name = name if name and name not in taken else tracer.unique(name or "hbm")
         return tracer.hbm(name, shape, dtype, "internal")
     raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf or nl.shared_hbm, got {buffer!r}")
+
+
+def zeros(shape, dtype, buffer=sbuf, name: str | None = None):
+    """A new SBUF tile of zeros (nl.ndarray and a memset); the shape may start with ``nl.par_dim(n)``."""
+    if buffer != sbuf:
+        raise InvalidValueError(f"nl.zeros requires buffer=nl.sbuf (a memset of an SBUF tile), got {buffer!r}")
+    tile = ndarray(shape, dtype, buffer, name=name or "zeros")
+    nisa.memset(tile, 0)
+    return tile
 
 
 def affine_range(*args):

@@ -15,6 +15,11 @@ from ..errors import InvalidTypeError, InvalidValueError
 from ..machine.access import AccessPattern
 from ..machine.memory import HbmTensor, SbufTile
 from .index import IndexedAccess, IndexExpr, row_major_strides
+from .promotion import is_scalar, result_dtype
+
+#: The nl elementwise functions (by ALU op name) that the tile operators call; nki.language registers them
+#: when it is imported (it imports this module, so this module cannot import it).
+ELEMENTWISE: dict = {}
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,70 @@ class NkiTensor:
 
     def __repr__(self) -> str:
         return f"NkiTensor({self.name}, {self.buffer}, {self.dtype}{list(self.shape)})"
+
+    # Tile operators, as in NKI: ``a + b``, ``tile * 3``, ``1.0 - tile``, ``-tile``, ``tile < 0.5`` are the
+    # nl elementwise functions (nl.add, nl.multiply, nl.less, ...) on SBUF tiles and Python numbers, with NKI's
+    # type promotion for the result dtype (see promotion.py): int32 tile * 3 -> int32, int32 tile * 0.5 ->
+    # float32, float16 tile + float32 tile -> float32. ``/`` is true division: int / int -> float32 (NKI does
+    # not document ``/`` on two integer operands; an integer quotient would be rounded to nearest by the
+    # engines' output cast). ``%`` is nl.mod: the engines' fmod (the remainder takes the sign of the dividend,
+    # unlike Python's %). Comparisons give tiles of 1 and 0 in the promoted dtype, as nl.less does.
+
+    def __add__(self, other):
+        return _binary("+", "add", self, other)
+
+    def __radd__(self, other):
+        return _binary("+", "add", other, self)
+
+    def __sub__(self, other):
+        return _binary("-", "subtract", self, other)
+
+    def __rsub__(self, other):
+        return _binary("-", "subtract", other, self)
+
+    def __mul__(self, other):
+        return _binary("*", "multiply", self, other)
+
+    def __rmul__(self, other):
+        return _binary("*", "multiply", other, self)
+
+    def __truediv__(self, other):
+        return _binary("/", "divide", self, other)
+
+    def __rtruediv__(self, other):
+        return _binary("/", "divide", other, self)
+
+    def __mod__(self, other):
+        return _binary("%", "mod", self, other)
+
+    def __rmod__(self, other):
+        return _binary("%", "mod", other, self)
+
+    def __neg__(self):
+        """-tile: nl.negative (a multiply by -1, in the tile's dtype)."""
+        _check_tile("unary -", self)
+        return ELEMENTWISE["negative"](self)
+
+    def __lt__(self, other):
+        return _binary("<", "less", self, other)
+
+    def __le__(self, other):
+        return _binary("<=", "less_equal", self, other)
+
+    def __gt__(self, other):
+        return _binary(">", "greater", self, other)
+
+    def __ge__(self, other):
+        return _binary(">=", "greater_equal", self, other)
+
+    def __eq__(self, other):
+        return _binary("==", "equal", self, other)
+
+    def __ne__(self, other):
+        return _binary("!=", "not_equal", self, other)
+
+    __hash__ = object.__hash__  # handles stay hashable (by identity) although == builds a tile
+    __array_ufunc__ = None  # np.float16(2) + tile: numpy defers to the tile's reflected operator, keeping the dtype
 
     def reshape(self, shape) -> "NkiTensor":
         shape = tuple(int(s) for s in shape)
@@ -121,6 +190,32 @@ class NkiTensor:
         if p0 == 0 == f0 and p1 == self.shape[0] and f1 == width:
             return self.whole  # the very same pattern, made once: fewer objects to build, check and view
         return AccessPattern(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
+
+
+def _describe(x) -> str:
+    return repr(x) if isinstance(x, NkiTensor) else f"{type(x).__name__} {x!r}"
+
+
+def _check_tile(operator: str, x) -> None:
+    if isinstance(x, NkiTensor) and x.buffer != "sbuf":
+        raise InvalidTypeError(f"the operator {operator} requires SBUF tiles and numbers, got the HBM tensor "
+                               f"{_describe(x)}; load it into a tile with nl.load first")
+
+
+def _binary(symbol: str, op: str, x, y):
+    """``x symbol y`` on tiles and numbers: the nl function ``op`` with the promoted dtype."""
+    for v in (x, y):
+        if isinstance(v, NkiTensor):
+            _check_tile(symbol, v)
+        elif not is_scalar(v):
+            hint = ("; make a tile of an nl.arange expression with nisa.iota(expr, dtype=...) first"
+                    if isinstance(v, IndexExpr) else "")
+            raise InvalidTypeError(f"the operator {symbol} requires SBUF tiles and numbers, got "
+                                   f"{_describe(x)} {symbol} {_describe(y)}{hint}")
+    if isinstance(x, NkiTensor) and isinstance(y, NkiTensor) and x.shape != y.shape:
+        raise InvalidValueError(f"the operator {symbol} requires tiles of one shape, got {_describe(x)} {symbol} "
+                                f"{_describe(y)}")
+    return ELEMENTWISE[op](x, y, dtype=result_dtype(op, x, y))
 
 
 def as_ap(x) -> AccessPattern:
