@@ -22,3 +22,16 @@ class InvalidTypeError(ResizeKernelsError, TypeError):
 
 class ResourceError(ResizeKernelsError, ValueError):
     """A request beyond a stated budget: host memory for a simulation, instructions for a trace, input size."""
+
+
+class NotSimulatedError(ResizeKernelsError, AttributeError):
+    """An NKI name (``nl.xyz``, ``nisa.xyz``) that the simulator does not provide; an AttributeError, so that
+    ``hasattr`` and ``from ... import`` behave as for any missing name."""
+
+
+def not_simulated(module: str, name: str) -> AttributeError:
+    """The error for ``module.name`` missing from one of the NKI modules (module as kernels write it: "nl")."""
+    if name.startswith("__"):  # Python's own probes (pickle, copy, inspect): a plain missing attribute
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return NotSimulatedError(f"{module}.{name} is not simulated by resize_kernels.nki (dir({module}) lists what "
+                             f"is); a kernel that uses it cannot run here yet")

@@ -6,7 +6,7 @@ scalar operands are Python numbers, used as float32 by the engines.
 
 from __future__ import annotations
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine import isa as m
 from .index import IndexExpr
@@ -77,3 +77,8 @@ def activation(dst, data, func) -> None:
 def memset(dst, value) -> None:
     """dst = value in every element (the float32 scalar cast to dst's dtype)."""
     current().emit(m.Memset(as_ap(dst), float(value)))
+
+
+def __getattr__(name: str):
+    """An NKI name this module does not simulate: a clear error, never a silent stand-in."""
+    raise not_simulated("nisa", name)

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidTypeError, InvalidValueError
+from ..errors import InvalidTypeError, InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS
@@ -181,3 +181,8 @@ def store(access, value, mask: Mask | None = None) -> None:
     """DMA a tile into ``tensor[...]``; with a mask, only the partitions/elements it keeps."""
     ap, (p0, p1, f0, f1) = _access("store", access).to_ap(mask)
     nisa.dma_copy(dst=ap, src=value[p0:p1, f0:f1])
+
+
+def __getattr__(name: str):
+    """An NKI name this module does not simulate: a clear error, never a silent stand-in."""
+    raise not_simulated("nl", name)
