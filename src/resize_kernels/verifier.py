@@ -218,6 +218,13 @@ class ChunkResult:
     reason: str | None
     first_wrong: dict
 
+    def add(self, other: "ChunkResult") -> None:
+        """Merge another chunk's findings into this one."""
+        self.failures += other.failures
+        self.not_applicable += other.not_applicable
+        self.reason = self.reason or other.reason
+        self.first_wrong.update(other.first_wrong)
+
 
 def check_chunk(chunk: Chunk) -> ChunkResult:
     """Verify every pair of ``chunk`` (what a sweep's worker runs)."""
@@ -290,21 +297,19 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     chunks = sweep_chunks(name, axis, low, n, chunk_pairs)
     bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress else None
     merged = ChunkResult([], [], None, {})
+    jobs = min(jobs, os.cpu_count() or 1, len(chunks))
     t0 = time.perf_counter()
 
     def done(chunk, r: ChunkResult):
-        merged.failures += r.failures
-        merged.not_applicable += r.not_applicable
-        merged.reason = merged.reason or r.reason
-        merged.first_wrong.update(r.first_wrong)
+        merged.add(r)
         bar and bar.update(chunk.pairs)
 
     try:
-        if executor is None and min(jobs, os.cpu_count() or 1) == 1:
+        if executor is None and jobs == 1:
             for chunk in chunks:
                 done(chunk, check_chunk(chunk))
         else:
-            _run_chunks(chunks, executor, min(jobs, os.cpu_count() or 1, len(chunks)), done)
+            _run_chunks(chunks, executor, jobs, done)
     finally:
         bar and bar.close()
     return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
