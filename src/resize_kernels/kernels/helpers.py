@@ -2,6 +2,10 @@
 
 Every builder emits engine instructions on int32 / float32 SBUF tiles whose
 values stay below 2**24, where float32 (the engines' arithmetic) is exact.
+The seed floors with eight vector instructions (``floor_nisa_kernel``, kept for
+the seed's kernel); the exact kernels use the scalar engine's floor activation
+(``nl.floor``, what the public sample uses), whose input scale and bias also do
+the multiply: one instruction.
 """
 
 from __future__ import annotations
@@ -42,11 +46,8 @@ def scaled_floor(pos, scale: float, limit: int, name: str):
     This is one axis of the map, src = min(floor(float32(d) * float32(in/out)), in - 1),
     for the output positions d in ``pos``.
     """
-    p, f = pos.shape
-    prod = nl.ndarray((p, f), dtype=nl.float32, name=f"{name}_f32")
-    nisa.tensor_scalar(prod, pos, op0=nl.multiply, operand0=scale)
-    out = nl.ndarray((p, f), dtype=nl.int32, name=f"{name}_idx")
-    floor_nisa_kernel(prod, out, p, f)
+    out = nl.ndarray(pos.shape, dtype=nl.int32, name=f"{name}_idx")
+    nisa.activation(out, "floor", pos, scale=scale)  # floor(float32(d) * float32(scale)): an integer, cast exactly
     nisa.tensor_scalar(out, out, op0=nl.minimum, operand0=limit)
     return out
 
@@ -66,15 +67,14 @@ def source_columns(w, first: int = 0, tiles: int = 1):
 def tile_rows_and_columns(n: int, tiles: int, out_w: int):
     """Int32 (n, tiles) tiles (i, r, ow): partition i of a tile of whole rows is pixel (r, ow) = divmod(i, out_w).
 
-    r = floor((i + 0.5) / out_w) by a reciprocal multiply: the half step keeps
-    its error (below 2**-16 for n <= 128) off the integers, so the row is exact.
+    r = floor(i / out_w + 0.5 / out_w) by a reciprocal multiply: the half step
+    keeps the rounding error (below 2**-16 for n <= 128) off the integers, so the
+    row is exact.
     """
     i = nl.ndarray((n, tiles), dtype=nl.int32, name="tile_pos")
     nisa.iota(i, pattern=[[0, tiles]], offset=0, channel_multiplier=1)
-    r_f32 = nl.ndarray((n, tiles), dtype=nl.float32, name="row_f32")
-    nisa.tensor_scalar(r_f32, i, op0=nl.add, operand0=0.5, op1=nl.multiply, operand1=1.0 / out_w)
     r = nl.ndarray((n, tiles), dtype=nl.int32, name="tile_row")
-    floor_nisa_kernel(r_f32, r, n, tiles)
+    nisa.activation(r, "floor", i, scale=1.0 / out_w, bias=0.5 / out_w)
     ow = nl.ndarray((n, tiles), dtype=nl.int32, name="out_col")
     nisa.tensor_scalar(ow, r, op0=nl.multiply, operand0=out_w)
     nisa.tensor_tensor(ow, i, ow, op=nl.subtract)  # ow = i - r * out_w

@@ -171,11 +171,18 @@ ACTIVATION_FUNCS = {"floor": np.floor, "copy": lambda x: x}
 
 @dataclass(eq=False)
 class Activation(Instruction):
-    """dst = func(data) on the scalar engine, in float32 (``nl.floor`` is one such function)."""
+    """dst = func(data * scale + bias) on the scalar engine, in float32 (``nl.floor`` is one such function).
+
+    NKI's nisa.activation: the engine casts the input to float32, multiplies by
+    the scale and adds the bias (each rounded to float32, at no extra cost), then
+    applies the function and casts to dst's dtype.
+    """
 
     dst: AccessPattern
     data: AccessPattern
     func: str
+    scale: float = 1.0
+    bias: float = 0.0
     engine = "scalar"
     opcode = "activation"
 
@@ -183,7 +190,12 @@ class Activation(Instruction):
         return (self.data,)
 
     def operands_text(self):
-        return f"{self.func}({self.data.describe()})"
+        x = self.data.describe()
+        if self.scale != 1.0:
+            x += f" * {_scalar(self.scale)}"
+        if self.bias != 0.0:
+            x += f" + {_scalar(self.bias)}"
+        return f"{self.func}({x})"
 
 
 @dataclass(eq=False)

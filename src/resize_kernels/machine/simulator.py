@@ -228,7 +228,10 @@ class Executable:
     def _activation(self, n: int, inst: Activation):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
         f, out_dtype, to_f32, cast = ACTIVATION_FUNCS[inst.func], dst.dtype, dtypes.to_f32, dtypes.cast
-        return lambda: np.copyto(dst, cast(f(to_f32(data)), out_dtype))
+        scale, bias = np.float32(inst.scale), np.float32(inst.bias)
+        if scale == 1 and bias == 0:
+            return lambda: np.copyto(dst, cast(f(to_f32(data)), out_dtype))
+        return lambda: np.copyto(dst, cast(f(to_f32(data) * scale + bias), out_dtype))  # float32 throughout
 
     # -- DMA ---------------------------------------------------------------------------------
     def _dma_copy(self, n: int, inst: DmaCopy):

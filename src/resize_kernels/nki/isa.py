@@ -67,11 +67,21 @@ def dma_copy(dst, src, dst_rmw_op=None) -> None:
     current().emit(m.DmaCopyAdd(as_ap(dst), as_ap(src)))
 
 
-def activation(dst, data, func) -> None:
-    """dst = func(data) on the scalar engine, in float32; func is a name such as "floor"."""
+def activation(dst, op, data, bias=None, scale=1.0) -> None:
+    """dst = op(data * scale + bias) on the scalar engine, in float32 (NKI's argument order).
+
+    ``op`` is an activation function (``nl.floor``, ``nl.copy``) or its name; scale
+    and bias are Python numbers (NKI also takes per-partition tiles: not simulated).
+    """
+    func = op if isinstance(op, str) else getattr(op, "__name__", None)
     if func not in m.ACTIVATION_FUNCS:
-        raise InvalidValueError(f"unknown activation {func!r}; the scalar engine has {', '.join(m.ACTIVATION_FUNCS)}")
-    current().emit(m.Activation(as_ap(dst), as_ap(data), func))
+        raise InvalidValueError(f"nisa.activation has no function {op!r}; the scalar engine here has "
+                                f"{', '.join(m.ACTIVATION_FUNCS)}")
+    for what, value in (("scale", scale), ("bias", 0.0 if bias is None else bias)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidValueError(f"nisa.activation requires a Python number as {what} (a per-partition tile is "
+                                    f"not simulated), got {type(value).__name__}")
+    current().emit(m.Activation(as_ap(dst), as_ap(data), func, float(scale), 0.0 if bias is None else float(bias)))
 
 
 def memset(dst, value) -> None:

@@ -157,7 +157,7 @@ def arange(n: int) -> Arange:
 def floor(x, dtype=None):
     """floor(x) elementwise on the scalar engine (an activation), as a new tile."""
     out = ndarray(x.shape, dtype or _result_dtype(x), name="floor")
-    nisa.activation(out, x, "floor")
+    nisa.activation(out, "floor", x)
     return out
 
 
