@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import semantics
+from resize_kernels.kernels.batched import batched_dma_count
+from resize_kernels.kernels.plan import plan_resize
 from resize_kernels.kernels import (
     DEFAULT_FORWARD, FORWARD_KERNELS, forward_kernel_for, resize_nearest_auto_kernel, resize_nearest_batched_kernel,
     resize_nearest_row_reuse_kernel, resize_nearest_strided_kernel,
@@ -117,6 +119,23 @@ def test_row_reuse_tiles_split_rows_and_batches(in_h, out_h, rng):
 ])
 def test_auto_picks_strided_for_integer_ratios_else_row_reuse(in_shape, out_shape, kernel):
     assert forward_kernel_for(in_shape, out_shape) == kernel
+
+
+@pytest.mark.parametrize("in_shape, out_shape, kernel", [
+    ((1, 300, 3, 1), (1, 256, 1, 1), "batched"),  # one-column downsample: rowreuse needs 88 DMAs, batched 4
+    ((1, 512, 3, 1), (1, 99, 1, 1), "batched"),
+    ((1, 255, 8, 3), (1, 99, 5, 3), "batched"),
+    ((1, 100, 3, 1), (1, 37, 2, 1), "batched"),
+    ((1, 37, 3, 1), (1, 500, 1, 1), "rowreuse"),  # 37 DMAs against 8, but rows repeat: rowreuse reads each once
+    ((1, 300, 4, 64), (1, 1000, 7, 64), "rowreuse"),
+    ((4, 100, 100, 128), (4, 70, 70, 128), "rowreuse"),  # 140 DMAs against 560
+])
+def test_auto_leaves_row_reuse_for_batched_when_the_height_shrinks_and_batched_needs_fewer_dmas(
+        in_shape, out_shape, kernel):
+    assert forward_kernel_for(in_shape, out_shape) == kernel
+    plan = plan_resize(in_shape, out_shape)
+    program = rk.trace_resize(in_shape, out_shape[1:3], kernel="batched")
+    assert batched_dma_count(plan, 4) == len(program.dmas())  # the count auto uses is the kernel's own
 
 
 def test_auto_is_the_default_and_every_variant_stays_selectable():

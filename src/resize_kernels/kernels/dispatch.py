@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import contract
+from .batched import batched_dma_count, resize_nearest_batched_kernel
 from .plan import plan_resize
 from .rowreuse import ROW_REUSE_MAX_DMAS, resize_nearest_row_reuse_kernel, row_reuse_dma_count
 from .strided import resize_nearest_strided_kernel
@@ -11,8 +12,15 @@ from .twopass import resize_nearest_two_pass_kernel
 # ROW_REUSE_MAX_DMAS (defined in rowreuse.py, which plans for it once): "rowreuse" is taken while it needs at most
 # that many DMAs; beyond it "twopass" takes over.
 
+# When the height shrinks (out_h <= in_h) no output row repeats a source row, so reusing rows saves nothing and
+# "rowreuse" only keeps its cost: one gather per group of equally spaced source rows and one store per group, with
+# only the output's columns on partitions. "batched" then wins whenever it needs fewer DMAs: on the modelled grid of
+# benchmarks/dispatch_grid.py it was faster on all 49 such shapes (up to 18x: 1x255x3x1 -> 99x1), and on none of
+# the 39 upsampling shapes where it also needed fewer DMAs. A rule on trace-free counts, until the calibrated cost
+# model (issue 13) can choose by modelled time.
+
 _KERNELS = {"strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
-            "twopass": resize_nearest_two_pass_kernel}
+            "batched": resize_nearest_batched_kernel, "twopass": resize_nearest_two_pass_kernel}
 
 
 def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
@@ -21,10 +29,12 @@ def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
     "strided" when both axes are integer ratios (no index graph, no gather:
     strided loads and broadcast stores); else "rowreuse" (one small index
     graph, one gather per group of source rows, broadcast stores) while it
-    needs at most ROW_REUSE_MAX_DMAS DMAs; else "twopass" (a column gather and a
-    row gather through a scratch tensor, for maps so irregular that reusing
-    rows would take too many stores). All are exact for every shape they accept,
-    and the choice bounds tracing for every shape.
+    needs at most ROW_REUSE_MAX_DMAS DMAs, unless the height shrinks and
+    "batched" (one gather and one store per tile of 128 pixels) needs fewer
+    DMAs; else "twopass" (a column gather and a row gather through a scratch
+    tensor, for maps so irregular that reusing rows would take too many
+    stores). All are exact for every shape they accept, and the choice bounds
+    tracing for every shape.
     """
     in_shape, out_shape = contract.resize_shapes("forward_kernel_for", in_shape, out_shape)
     return _variant_for(in_shape, out_shape, itemsize)
@@ -35,7 +45,10 @@ def _variant_for(in_shape: tuple, out_shape: tuple, itemsize: int) -> str:
     plan = plan_resize(in_shape, out_shape)
     if plan.integer_ratios:
         return "strided"
-    if row_reuse_dma_count(plan, itemsize, limit=ROW_REUSE_MAX_DMAS) <= ROW_REUSE_MAX_DMAS:
+    row_reuse = row_reuse_dma_count(plan, itemsize, limit=ROW_REUSE_MAX_DMAS)
+    if out_shape[1] <= in_shape[1] and row_reuse > batched_dma_count(plan, itemsize):
+        return "batched"  # fewer DMAs than rowreuse's count, which stops just past ROW_REUSE_MAX_DMAS: bounded
+    if row_reuse <= ROW_REUSE_MAX_DMAS:
         return "rowreuse"
     return "twopass"
 
