@@ -74,7 +74,8 @@ def test_importing_the_package_loads_nothing_heavy():
 
 
 def test_the_parser_choices_are_the_registries():
-    from resize_kernels.kernels import FORWARD_KERNELS
+    from resize_kernels.kernels import FORWARD_KERNELS, GRAD_KERNELS
     from resize_kernels.machine.cost import TARGETS
 
     assert cli.KERNELS == tuple(sorted(FORWARD_KERNELS)) and cli.TARGETS == tuple(sorted(TARGETS))
+    assert cli.GRAD_KERNEL_NAMES == tuple(sorted(GRAD_KERNELS))

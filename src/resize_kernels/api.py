@@ -149,10 +149,11 @@ def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None, c
                                             kernel_variant("resize_nearest", kernel))
 
 
-def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None) -> Program:
-    """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``."""
+def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None, cached: bool = True) -> Program:
+    """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``
+    (``cached=False``: traced afresh, nothing kept, as ``trace_resize``)."""
     shape, other = _shapes("resize_nearest_grad", dy_shape, in_hw)
-    return _program("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype),
+    return (_program if cached else _trace)("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype),
                     kernel_variant("resize_nearest_grad", kernel))
 
 

@@ -21,8 +21,9 @@ from .errors import InvalidValueError, ResizeKernelsError
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
 #: The parser's choices, written out so that building it imports no numpy (tests/test_cli.py keeps them equal to
-#: kernels.FORWARD_KERNELS and machine.cost.TARGETS).
+#: kernels.FORWARD_KERNELS, kernels.GRAD_KERNELS and machine.cost.TARGETS).
 KERNELS = ("auto", "batched", "exact", "public", "rowreuse", "seed", "strided", "twopass")
+GRAD_KERNEL_NAMES = ("general",)
 TARGETS = ("trn1", "trn2")
 #: Set to 1 to see the traceback of an error instead of its one-line message.
 DEBUG_ENV = "RESIZE_KERNELS_DEBUG"
@@ -125,17 +126,19 @@ def _verify(args) -> int:
         return _usage(args, "give --in and --out, or --sweep N")
     if args.random or args.plot or args.json or args.dask:
         return _usage(args, "--random, --plot, --json and --dask go with --sweep")
-    from .verifier import verify
+    from .verifier import verify, verify_grad
 
-    report = verify(args.in_shape, args.out_shape, kernel=args.kernel)
+    report = (verify_grad if args.grad else verify)(args.in_shape, args.out_shape, kernel=args.kernel)
     print(report)
     return 0 if report.ok else 1
 
 
 def _sweep(args) -> int:
     """One kernel (the default unless --kernel) over every pair per axis; pairs it does not take are not failures."""
-    from .verifier import check_json_path, check_plot_path, plot_failures, random_shapes, sweep, verify, write_json
+    from .verifier import (FORWARD, GRAD, check_json_path, check_plot_path, plot_failures, random_shapes, sweep, verify,
+                           verify_grad, write_json)
 
+    op = GRAD if args.grad else FORWARD
     plot = check_plot_path(args.plot) if args.plot else None  # before the sweep, not after it
     report = check_json_path(args.json) if args.json else None
     shapes = random_shapes(args.random, args.max_size, seed=args.seed)
@@ -145,7 +148,7 @@ def _sweep(args) -> int:
     try:
         for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
-                           executor=client and client.get_executor())
+                           executor=client and client.get_executor(), op=op)
             head, *rest = result.summary().split("\n")
             print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
             results.append(result)
@@ -153,11 +156,11 @@ def _sweep(args) -> int:
     finally:
         client and client.close()
     if shapes:
-        reports = [verify(i, o, args.kernel) for i, o in shapes]
+        reports = [(verify_grad if args.grad else verify)(i, o, args.kernel) for i, o in shapes]
         refused = sum(not r.applicable for r in reports)
         bad = [r for r in reports if r.applicable and not r.ok]
         bad_random = [[list(r.in_shape), list(r.out_shape)] for r in bad]
-        print(f"kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
+        print(f"{'gradient ' if args.grad else ''}kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
               f"{len(shapes) - len(bad) - refused} exact" + (f", {refused} not applicable" if refused else "")
               + "".join(f"\n  {r}" for r in bad[:5]))
         ok &= not bad
@@ -292,8 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      "the kernel does not take the shape.")
     ver.add_argument("--in", dest="in_shape", type=_shape, metavar="NxHxWxC", help="input shape")
     ver.add_argument("--out", dest="out_shape", type=_shape, metavar="NxHxWxC", help="output shape")
-    ver.add_argument("--kernel", choices=KERNELS, default=None,
-                     help="kernel variant (default: the default kernel, also with --sweep)")
+    ver.add_argument("--kernel", choices=KERNELS + GRAD_KERNEL_NAMES, default=None,
+                     help="kernel variant (default: the default kernel, also with --sweep; with --grad, the "
+                          "default gradient kernel)")
+    ver.add_argument("--grad", action="store_true",
+                     help="verify the gradient kernel instead: dx bit for bit against the reference gradient, "
+                          "for the forward resize --in -> --out (or every pair of the sweep)")
     ver.add_argument("--sweep", type=_sizes, metavar="N|LOW..HIGH",
                      help="verify every (in, out) pair in 1..N (or LOW..HIGH) along each axis; pairs the kernel "
                           "does not take are counted as not applicable, not as failures")

@@ -5,7 +5,8 @@ own flat index, so the output says exactly where each element was read from.
 Comparing with the reference resize of that image checks every output element of
 that shape: a proof for the shape, not a sample. A kernel that refuses a shape
 the contract accepts (``"strided"`` takes integer ratios only) is reported as not
-applicable to it, not as wrong.
+applicable to it, not as wrong. The gradient kernel is checked the same way, bit
+for bit against the reference gradient, on two dy (see ``verify_grad``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from . import contract, semantics
-from .api import kernel_variant, trace_resize
+from .api import kernel_variant, trace_resize, trace_resize_grad
 from .errors import InvalidValueError, ResizeKernelsError
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
 MAX_LISTED = 10
+FORWARD, GRAD = "resize_nearest", "resize_nearest_grad"
 #: File formats ``plot_failures`` writes, by file name suffix.
 PLOT_FORMATS = ("png", "pdf", "svg")
 
@@ -46,22 +48,28 @@ class VerifyReport:
     out_of_bounds: str | None = None
     first_wrong: list = field(default_factory=list)  # ((b, oh, ow), expected (b, h, w), got (b, h, w) or None)
     not_applicable: str | None = None  # why the kernel does not take this shape
+    op: str = FORWARD  # or GRAD: then pixels are dx's, and first_wrong holds ((b, h, w), expected, got) values
 
     @property
     def applicable(self) -> bool:
         return self.not_applicable is None
 
     def __str__(self) -> str:
-        head = (f"kernel {self.kernel!r}: NHWC {'x'.join(map(str, self.in_shape))} -> "
+        grad = self.op == GRAD
+        head = (f"{'gradient ' if grad else ''}kernel {self.kernel!r}: NHWC {'x'.join(map(str, self.in_shape))} -> "
                 f"{'x'.join(map(str, self.out_shape))}: ")
+        pixels = f"{math.prod(self.in_shape[:3]):,} input-gradient" if grad else f"{math.prod(self.out_shape[:3]):,} output"
         if self.ok:
-            return head + f"exact ({math.prod(self.out_shape[:3]):,} output pixels checked)"
+            return head + f"exact ({pixels} pixels checked)"
         if not self.applicable:
             return head + f"not applicable: {self.not_applicable}"
         if self.out_of_bounds:
             return head + f"NOT exact: out-of-bounds read\n  {self.out_of_bounds}"
-        lines = [head + f"NOT exact: {self.wrong_pixels:,} of {math.prod(self.out_shape[:3]):,} output pixels wrong"]
+        lines = [head + f"NOT exact: {self.wrong_pixels:,} of {pixels} pixels wrong"]
         for out, want, got in self.first_wrong:
+            if grad:
+                lines.append(f"  dx {out}: expected {want}, got {got}")
+                continue
             got_text = "unwritten or a foreign element" if got is None else f"source {got}"
             lines.append(f"  output {out}: expected source {want}, got {got_text}")
         if self.wrong_pixels > len(self.first_wrong):
@@ -102,6 +110,39 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first)
 
 
+def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
+    """Check every element of the gradient kernel's dx for the forward NHWC ``in_shape`` -> ``out_shape``.
+
+    The kernel runs on two float32 dy of shape ``out_shape``, and dx must equal
+    ``semantics.resize_nearest_grad_reference`` bit for bit on both: distinct
+    integers 1, 2, 3, ... (a contribution sent to the wrong pixel, dropped or
+    added twice changes a sum) and random normals (adding in another order changes
+    the rounding). ``first_wrong`` lists ((b, h, w), expected, got) for channel 0.
+    """
+    in_shape, out_shape = contract.resize_shapes("verify_grad", in_shape, out_shape)
+    name = kernel_variant(GRAD, kernel)
+    try:
+        program = trace_resize_grad(out_shape, in_shape[1:3], "float32", name, cached=False)
+    except InvalidValueError as e:
+        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e), op=GRAD)
+    size = math.prod(out_shape)
+    labels = np.arange(1, size + 1, dtype=np.float32).reshape(out_shape)
+    normals = np.random.default_rng(size).standard_normal(out_shape, dtype=np.float32)
+    executable, bad, first_wrong = Executable(program), np.zeros(in_shape[:3], bool), []
+    try:
+        for dy in (labels, normals):
+            (got,) = executable.run([dy])
+            want = semantics.resize_nearest_grad_reference(dy, in_shape[1:3])
+            wrong = (got.view(np.uint32) != want.view(np.uint32)).any(axis=-1)
+            first_wrong = first_wrong or [(tuple(map(int, p)), float(want[tuple(p)][0]), float(got[tuple(p)][0]))
+                                          for p in np.argwhere(wrong)[:MAX_LISTED]]
+            bad |= wrong
+    except OutOfBoundsError as e:
+        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), op=GRAD)
+    wrong = int(bad.sum())
+    return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first_wrong, op=GRAD)
+
+
 # -- sweeps ------------------------------------------------------------------------------------------
 
 def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
@@ -139,6 +180,7 @@ class SweepResult:
     low: int = 1
     first_wrong: dict = field(default_factory=dict)  # (in, out) -> ((b, oh, ow), expected (b, h, w), got or None)
     seconds: float = 0.0
+    op: str = FORWARD  # or GRAD (a gradient kernel's sweep)
 
     @property
     def checked(self) -> int:
@@ -150,7 +192,7 @@ class SweepResult:
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of the whole result."""
-        return {"kernel": self.kernel, "axis": self.axis, "sizes": [self.low, self.n], "checked": self.checked,
+        return {"op": self.op, "kernel": self.kernel, "axis": self.axis, "sizes": [self.low, self.n], "checked": self.checked,
                 "exact": self.exact, "seconds": self.seconds,
                 "failures": [[i, o, w, _listed(self.first_wrong.get((i, o)))] for i, o, w in self.failures],
                 "not_applicable": [list(p) for p in self.not_applicable], "reason": self.reason}
@@ -163,10 +205,11 @@ class SweepResult:
         low, n = d["sizes"]
         return cls(d["kernel"], d["axis"], n, [(i, o, w) for i, o, w, _ in d["failures"]],
                    [tuple(p) for p in d["not_applicable"]], d["reason"], low,
-                   {(i, o): tupled(f) for i, o, _, f in d["failures"] if f is not None}, d["seconds"])
+                   {(i, o): tupled(f) for i, o, _, f in d["failures"] if f is not None}, d["seconds"],
+                   d.get("op", FORWARD))
 
     def summary(self, listed: int = 8) -> str:
-        head = f"kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in {self.low}..{self.n}: "
+        head = f"{'gradient ' if self.op == GRAD else ''}kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in {self.low}..{self.n}: "
         if not self.failures and not self.not_applicable:
             return head + "all exact"
         oob = sum(w is None for _, _, w in self.failures)
@@ -205,6 +248,7 @@ class Chunk:
     axis: str
     ins: tuple[int, int]
     outs: tuple[int, int]
+    op: str = FORWARD  # or GRAD
 
     @property
     def pairs(self) -> int:
@@ -229,9 +273,10 @@ class ChunkResult:
 def check_chunk(chunk: Chunk) -> ChunkResult:
     """Verify every pair of ``chunk`` (what a sweep's worker runs)."""
     result = ChunkResult([], [], None, {})
+    check = verify_grad if chunk.op == GRAD else verify
     for i in range(chunk.ins[0], chunk.ins[1] + 1):
         for o in range(chunk.outs[0], chunk.outs[1] + 1):
-            report = verify(*axis_shapes(chunk.axis, i, o), chunk.kernel)
+            report = check(*axis_shapes(chunk.axis, i, o), chunk.kernel)
             if not report.applicable:
                 result.not_applicable.append((i, o))
                 result.reason = result.reason or report.not_applicable
@@ -242,10 +287,10 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
     return result
 
 
-def sweep_chunks(kernel: str, axis: str, low: int, n: int, pairs: int = CHUNK_PAIRS) -> list[Chunk]:
+def sweep_chunks(kernel: str, axis: str, low: int, n: int, pairs: int = CHUNK_PAIRS, op: str = FORWARD) -> list[Chunk]:
     """The sweep ``low..n`` cut into chunks of about ``pairs`` pairs: one in size by a run of out sizes."""
     width = max(1, min(n - low + 1, pairs))
-    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)))
+    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)), op)
             for i in range(low, n + 1) for o in range(low, n + 1, width)]
 
 
@@ -281,8 +326,11 @@ def sweep_range(sizes) -> tuple[int, int]:
 
 
 def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
-          executor=None, chunk_pairs: int = CHUNK_PAIRS) -> SweepResult:
+          executor=None, chunk_pairs: int = CHUNK_PAIRS, op: str = FORWARD) -> SweepResult:
     """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
+
+    ``op``: FORWARD ("resize_nearest", ``verify``) or GRAD ("resize_nearest_grad",
+    ``verify_grad``, with a gradient kernel's name).
 
     The pairs go out in chunks (a few integers each) to ``executor``, any
     ``concurrent.futures.Executor`` (a Dask cluster's ``client.get_executor()``
@@ -293,8 +341,10 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     _check_count("sweep's jobs", jobs, 1)
     _check_count("sweep's chunk_pairs", chunk_pairs, 1)
     axis_shapes(axis, 1, 1)
-    name = kernel_variant("resize_nearest", kernel)
-    chunks = sweep_chunks(name, axis, low, n, chunk_pairs)
+    if op not in (FORWARD, GRAD):
+        raise InvalidValueError(f"sweep requires op {FORWARD!r} or {GRAD!r}, got {op!r}")
+    name = kernel_variant(op, kernel)
+    chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op)
     bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress else None
     merged = ChunkResult([], [], None, {})
     jobs = min(jobs, os.cpu_count() or 1, len(chunks))
@@ -313,7 +363,7 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     finally:
         bar and bar.close()
     return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
-                       merged.first_wrong, time.perf_counter() - t0)
+                       merged.first_wrong, time.perf_counter() - t0, op)
 
 
 def _run_chunks(chunks: list[Chunk], executor, jobs: int, done) -> None:

@@ -45,10 +45,11 @@ def _variant_for(in_shape: tuple, out_shape: tuple, itemsize: int) -> str:
     plan = plan_resize(in_shape, out_shape)
     if plan.integer_ratios:
         return "strided"
-    row_reuse = row_reuse_dma_count(plan, itemsize, limit=ROW_REUSE_MAX_DMAS)
-    if out_shape[1] <= in_shape[1] and row_reuse > batched_dma_count(plan, itemsize):
-        return "batched"  # fewer DMAs than rowreuse's count, which stops just past ROW_REUSE_MAX_DMAS: bounded
-    if row_reuse <= ROW_REUSE_MAX_DMAS:
+    if out_shape[1] <= in_shape[1]:
+        batched = batched_dma_count(plan, itemsize)
+        if batched < ROW_REUSE_MAX_DMAS and row_reuse_dma_count(plan, itemsize, limit=batched) > batched:
+            return "batched"  # counting rowreuse's DMAs stops as soon as they pass batched's
+    if row_reuse_dma_count(plan, itemsize, limit=ROW_REUSE_MAX_DMAS) <= ROW_REUSE_MAX_DMAS:
         return "rowreuse"
     return "twopass"
 
