@@ -42,7 +42,7 @@ def test_bad_numbers_are_usage_errors(argv, message, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["verify", "--in", "1x3x3x1", "--out", "1x4x4x1", "--sweep", "3"], "give --in and --out, or --sweep N, not both"),
-    (["verify", "--in", "1x3x3x1", "--out", "1x4x4x1", "--plot", "x.png"], "--random, --plot, --json and --dask go with --sweep"),
+    (["verify", "--in", "1x3x3x1", "--out", "1x4x4x1", "--plot", "x.png"], "--random, --plot, --json, --dask and --checkpoint go with --sweep"),
 ])
 def test_options_that_do_not_go_together_are_usage_errors(argv, message, capsys):
     assert run(argv, capsys)[::2] == (2, f"resize-kernels verify: {message}\n")

@@ -124,8 +124,8 @@ def _verify(args) -> int:
         return _sweep(args)
     if args.in_shape is None or args.out_shape is None:
         return _usage(args, "give --in and --out, or --sweep N")
-    if args.random or args.plot or args.json or args.dask:
-        return _usage(args, "--random, --plot, --json and --dask go with --sweep")
+    if args.random or args.plot or args.json or args.dask or args.checkpoint:
+        return _usage(args, "--random, --plot, --json, --dask and --checkpoint go with --sweep")
     from .verifier import verify, verify_grad
 
     report = (verify_grad if args.grad else verify)(args.in_shape, args.out_shape, kernel=args.kernel)
@@ -148,7 +148,7 @@ def _sweep(args) -> int:
     try:
         for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
-                           executor=client and client.get_executor(), op=op)
+                           executor=client and client.get_executor(), op=op, checkpoint=args.checkpoint)
             head, *rest = result.summary().split("\n")
             print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
             results.append(result)
@@ -315,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --sweep: run it on the Dask cluster whose scheduler is at ADDRESS "
                           "(tcp://host:8786; needs the dask extra) instead of local processes")
     ver.add_argument("--json", metavar="FILE", help="with --sweep: also write the whole report to FILE as JSON")
+    ver.add_argument("--checkpoint", metavar="FILE",
+                     help="with --sweep: record each finished chunk in FILE, and skip the chunks FILE already "
+                          "holds: a long sweep that was stopped resumes where it stopped")
     ver.add_argument("--plot", metavar="FILE",
                      help="with --sweep: plot the failing pairs to FILE.png, .pdf or .svg (needs matplotlib)")
     ver.set_defaults(func=_verify)

@@ -179,8 +179,9 @@ class SweepResult:
     reason: str | None = None
     low: int = 1
     first_wrong: dict = field(default_factory=dict)  # (in, out) -> ((b, oh, ow), expected (b, h, w), got or None)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the run that returned this result
     op: str = FORWARD  # or GRAD (a gradient kernel's sweep)
+    worker_seconds: float = 0.0  # the workers' time on every chunk, those of earlier runs of a checkpoint too
 
     @property
     def checked(self) -> int:
@@ -193,20 +194,18 @@ class SweepResult:
     def to_dict(self) -> dict:
         """A JSON-ready dict of the whole result."""
         return {"op": self.op, "kernel": self.kernel, "axis": self.axis, "sizes": [self.low, self.n], "checked": self.checked,
-                "exact": self.exact, "seconds": self.seconds,
+                "exact": self.exact, "seconds": self.seconds, "worker_seconds": self.worker_seconds,
                 "failures": [[i, o, w, _listed(self.first_wrong.get((i, o)))] for i, o, w in self.failures],
                 "not_applicable": [list(p) for p in self.not_applicable], "reason": self.reason}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SweepResult":
-        def tupled(x):
-            return tuple(map(tupled, x)) if isinstance(x, list) else x
-
+        tupled = _tupled
         low, n = d["sizes"]
         return cls(d["kernel"], d["axis"], n, [(i, o, w) for i, o, w, _ in d["failures"]],
                    [tuple(p) for p in d["not_applicable"]], d["reason"], low,
                    {(i, o): tupled(f) for i, o, _, f in d["failures"] if f is not None}, d["seconds"],
-                   d.get("op", FORWARD))
+                   d.get("op", FORWARD), d.get("worker_seconds", 0.0))
 
     def summary(self, listed: int = 8) -> str:
         head = f"{'gradient ' if self.op == GRAD else ''}kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in {self.low}..{self.n}: "
@@ -232,6 +231,10 @@ class SweepResult:
 
 def _listed(x):
     return [_listed(v) for v in x] if isinstance(x, tuple) else x
+
+
+def _tupled(x):
+    return tuple(map(_tupled, x)) if isinstance(x, list) else x
 
 
 #: (in, out) pairs one chunk of a sweep checks: seconds of work, shipped as a few integers.
@@ -261,6 +264,7 @@ class ChunkResult:
     not_applicable: list
     reason: str | None
     first_wrong: dict
+    seconds: float = 0.0  # the worker's time on the chunk(s)
 
     def add(self, other: "ChunkResult") -> None:
         """Merge another chunk's findings into this one."""
@@ -268,10 +272,22 @@ class ChunkResult:
         self.not_applicable += other.not_applicable
         self.reason = self.reason or other.reason
         self.first_wrong.update(other.first_wrong)
+        self.seconds += other.seconds
+
+    def to_dict(self) -> dict:
+        return {"failures": [list(f) for f in self.failures], "not_applicable": [list(p) for p in self.not_applicable],
+                "reason": self.reason, "first_wrong": [[i, o, _listed(f)] for (i, o), f in self.first_wrong.items()],
+                "seconds": self.seconds}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ChunkResult":
+        return cls([tuple(f) for f in d["failures"]], [tuple(p) for p in d["not_applicable"]], d["reason"],
+                   {(i, o): _tupled(f) for i, o, f in d["first_wrong"]}, d["seconds"])
 
 
 def check_chunk(chunk: Chunk) -> ChunkResult:
     """Verify every pair of ``chunk`` (what a sweep's worker runs)."""
+    t0 = time.perf_counter()
     result = ChunkResult([], [], None, {})
     check = verify_grad if chunk.op == GRAD else verify
     for i in range(chunk.ins[0], chunk.ins[1] + 1):
@@ -284,6 +300,7 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
                 result.failures.append((i, o, report.wrong_pixels))
                 if report.first_wrong:
                     result.first_wrong[(i, o)] = report.first_wrong[0]
+    result.seconds = time.perf_counter() - t0
     return result
 
 
@@ -326,7 +343,7 @@ def sweep_range(sizes) -> tuple[int, int]:
 
 
 def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
-          executor=None, chunk_pairs: int = CHUNK_PAIRS, op: str = FORWARD) -> SweepResult:
+          executor=None, chunk_pairs: int = CHUNK_PAIRS, op: str = FORWARD, checkpoint=None) -> SweepResult:
     """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
 
     ``op``: FORWARD ("resize_nearest", ``verify``) or GRAD ("resize_nearest_grad",
@@ -336,6 +353,9 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     ``concurrent.futures.Executor`` (a Dask cluster's ``client.get_executor()``
     too), or else to a pool of ``jobs`` local processes. A chunk whose worker
     is lost is tried again (up to RETRIES times); results merge into one report.
+    ``checkpoint``: a file (``Checkpoint``) that records each finished chunk; the
+    chunks it already holds are not checked again, so a long sweep that was
+    stopped resumes where it stopped.
     """
     low, n = sweep_range(n)
     _check_count("sweep's jobs", jobs, 1)
@@ -345,13 +365,20 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
         raise InvalidValueError(f"sweep requires op {FORWARD!r} or {GRAD!r}, got {op!r}")
     name = kernel_variant(op, kernel)
     chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op)
-    bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress else None
+    record = Checkpoint(checkpoint) if checkpoint is not None else None
     merged = ChunkResult([], [], None, {})
-    jobs = min(jobs, os.cpu_count() or 1, len(chunks))
+    if record:
+        before = record.load()
+        for chunk in [c for c in chunks if c in before]:
+            merged.add(before[chunk])
+        chunks = [c for c in chunks if c not in before]
+    bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress and chunks else None
+    jobs = max(1, min(jobs, os.cpu_count() or 1, len(chunks)))
     t0 = time.perf_counter()
 
     def done(chunk, r: ChunkResult):
         merged.add(r)
+        record and record.append(chunk, r)
         bar and bar.update(chunk.pairs)
 
     try:
@@ -363,7 +390,50 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     finally:
         bar and bar.close()
     return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
-                       merged.first_wrong, time.perf_counter() - t0, op)
+                       merged.first_wrong, time.perf_counter() - t0, op, merged.seconds)
+
+
+class Checkpoint:
+    """A sweep's record of finished chunks: a JSON-lines file, one chunk and its findings per line, appended as
+    chunks finish. A line cut short (the sweep was killed while writing it) is ignored: that chunk runs again."""
+
+    def __init__(self, path):
+        path = Path(path)
+        if not path.parent.is_dir() or path.is_dir():
+            raise InvalidValueError(f"a sweep checkpoint requires a file in an existing directory, got {str(path)!r}")
+        self.path, self._cut = path, False
+
+    def load(self) -> dict:
+        """{Chunk: ChunkResult} of every complete line (none if the file does not exist yet)."""
+        import json
+
+        done = {}
+        if not self.path.exists():
+            return done
+        with open(self.path) as f:
+            text = f.read()
+        self._cut = bool(text) and not text.endswith("\n")  # the next line must not extend the cut one
+        for line in text.splitlines():
+            try:
+                d = json.loads(line)
+                chunk = Chunk(d["kernel"], d["axis"], tuple(d["ins"]), tuple(d["outs"]), d["op"])
+                done[chunk] = ChunkResult.from_dict(d["result"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return done
+
+    def append(self, chunk: Chunk, result: ChunkResult) -> None:
+        import json
+
+        start, self._cut = "\n" if self._cut else "", False
+        line = start + json.dumps({"kernel": chunk.kernel, "axis": chunk.axis, "ins": list(chunk.ins), "outs": list(chunk.outs),
+                           "op": chunk.op, "result": result.to_dict()})
+        try:
+            with open(self.path, "a") as f:
+                f.write(line + "\n")
+        except OSError as e:
+            raise InvalidValueError(f"a sweep checkpoint requires a writable file, got {str(self.path)!r}: "
+                                    f"{e.strerror or e}") from None
 
 
 def _run_chunks(chunks: list[Chunk], executor, jobs: int, done) -> None:

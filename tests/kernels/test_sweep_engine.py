@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from resize_kernels import cli
+from resize_kernels import cli, verifier
 from resize_kernels.verifier import RETRIES, SweepError, SweepResult, check_chunk, sweep, sweep_chunks
 
 from test_sweep import predicted_seed_failures
@@ -175,3 +175,47 @@ def test_the_command_runs_a_sweep_on_a_dask_cluster(capsys):
                          "--dask", cluster.scheduler_address]) == 1
     wrong = len(seed_failures("w", 40, 42))
     assert f"9 (in, out) pairs in 40..42: {wrong} not exact" in capsys.readouterr().out and wrong > 0
+
+
+# -- checkpoints: a long sweep resumes where it stopped ------------------------------------------------
+
+def test_a_checkpointed_sweep_resumes_with_only_the_missing_chunks(tmp_path, monkeypatch):
+    path = tmp_path / "sweep.jsonl"
+    full = verifier.sweep((38, 44), "w", "seed", chunk_pairs=3, checkpoint=path)
+    assert full.failures  # out width 41
+    lines = path.read_text().splitlines()
+    assert len(lines) == len(verifier.sweep_chunks("seed", "w", 38, 44, 3)) == 21
+    path.write_text("\n".join(lines[:5]) + "\n" + lines[5][:40])  # killed while writing the sixth line
+    checked = []
+    real = verifier.check_chunk
+    monkeypatch.setattr(verifier, "check_chunk", lambda c: checked.append(c) or real(c))
+    again = verifier.sweep((38, 44), "w", "seed", chunk_pairs=3, checkpoint=path)
+    assert len(checked) == 16  # the five complete lines are not checked again
+    assert (again.failures, again.not_applicable, again.first_wrong) == (full.failures, full.not_applicable,
+                                                                           full.first_wrong)
+    assert again.worker_seconds > 0 and len(path.read_text().splitlines()) == 5 + 1 + 16  # the cut line stays
+    assert len(verifier.Checkpoint(path).load()) == 21
+
+
+def test_a_finished_checkpoint_gives_the_result_without_checking(tmp_path, monkeypatch):
+    path = tmp_path / "sweep.jsonl"
+    full = verifier.sweep(5, "h", checkpoint=path)
+    monkeypatch.setattr(verifier, "check_chunk", None)  # would fail if called
+    again = verifier.sweep(5, "h", checkpoint=path, jobs=2)
+    assert again.checked == full.checked == 25 and not again.failures and again.worker_seconds == full.worker_seconds
+
+
+def test_checkpoint_path_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="a sweep checkpoint requires a file in an existing directory"):
+        verifier.sweep(3, "w", checkpoint=tmp_path / "no" / "such.jsonl")
+    with pytest.raises(ValueError, match="a sweep checkpoint requires a file in an existing directory"):
+        verifier.sweep(3, "w", checkpoint=tmp_path)
+
+
+def test_cli_sweep_with_a_checkpoint_resumes(tmp_path, capsys):
+    path = tmp_path / "w.jsonl"
+    args = ["verify", "--sweep", "6", "--axis", "w", "--jobs", "1", "--checkpoint", str(path)]
+    assert cli.main(args) == 0 and cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("36 (in, out) pairs in 1..6: all exact") == 2
+    assert len(path.read_text().splitlines()) == len(sweep_chunks("auto", "w", 1, 6))
