@@ -12,9 +12,11 @@ import types
 
 from . import isa, language, typing
 from .tensor import NkiTensor, TensorSpec
-from .tracer import jit, trace
+from .launch import baremetal, benchmark, jit, simulate_kernel
+from .tracer import trace
 
-__all__ = ["isa", "language", "typing", "NkiTensor", "TensorSpec", "jit", "trace", "install_aliases"]
+__all__ = ["isa", "language", "typing", "NkiTensor", "TensorSpec", "jit", "trace", "baremetal", "benchmark",
+           "simulate_kernel", "install_aliases"]
 
 #: The module names install_aliases registers, with the attribute of this package each stands for ("" = itself).
 ALIASES = {"neuronxcc": None, "neuronxcc.nki": "", "neuronxcc.nki.language": "language",

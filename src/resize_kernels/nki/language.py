@@ -34,8 +34,9 @@ float32, bfloat16, float16 = dtypes.float32, dtypes.bfloat16, dtypes.float16
 int32, int16, int8, uint8 = dtypes.int32, dtypes.int16, dtypes.int8, dtypes.uint8
 
 sbuf = "sbuf"
-shared_hbm = "shared_hbm"
+shared_hbm = "shared_hbm"  # shared by every SPMD instance of a launch (a kernel's outputs live here)
 hbm = "hbm"
+private_hbm = "private_hbm"  # an HBM tensor of one SPMD instance (scratch)
 
 tile_size = SimpleNamespace(pmax=NUM_PARTITIONS)
 
@@ -118,11 +119,75 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
     shape = _shape(shape)
     if buffer == sbuf:
         return tracer.sbuf(name, shape, dtype)
-    if buffer in (shared_hbm, hbm):
-        taken = {t.name for t in tracer.program.inputs + tracer.program.internal}
-        name = name if name and name not in taken else tracer.unique(name or "hbm")
-        return tracer.hbm(name, shape, dtype, "internal")
-    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf or nl.shared_hbm, got {buffer!r}")
+    if buffer in (shared_hbm, hbm, private_hbm):
+        if buffer == shared_hbm and tracer.grid:
+            return _shared(tracer, shape, dtype)
+        return _hbm(tracer, name, shape, dtype)
+    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf, nl.shared_hbm, nl.hbm or nl.private_hbm, "
+                            f"got {buffer!r}")
+
+
+def _hbm(tracer, name, shape, dtype):
+    taken = {t.name for t in tracer.program.inputs + tracer.program.internal}
+    name = name if name and name not in taken else tracer.unique(name or "hbm")
+    return tracer.hbm(name, shape, dtype, "internal")
+
+
+def _shared(tracer, shape, dtype):
+    """The k-th shared_hbm tensor of an SPMD instance: the first instance's k-th (created by it)."""
+    k, tracer.shared_index = tracer.shared_index, tracer.shared_index + 1
+    if k == len(tracer.shared):
+        tracer.shared.append(_hbm(tracer, None, shape, dtype))
+    tensor = tracer.shared[k]
+    if tensor.shape != shape or tensor.dtype != dtypes.as_dtype(dtype):
+        raise InvalidValueError(f"SPMD instance {tracer.program_id} creates shared_hbm tensor {k} as {shape} "
+                                f"{dtypes.as_dtype(dtype)}, but the first instance created it as {tensor.shape} "
+                                f"{tensor.dtype}; every instance must create the same shared tensors")
+    return tensor
+
+
+def program_id(axis: int = 0) -> int:
+    """The index of the SPMD instance being traced along grid ``axis`` (``kernel[grid]``); 0 without a grid (the
+    kernel is then its only instance)."""
+    tracer = current()
+    if not tracer.grid and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis >= 0:
+        return 0
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= axis < len(tracer.grid):
+        raise InvalidValueError(f"nl.program_id requires an axis of the launch grid {tracer.grid} "
+                                f"(0..{len(tracer.grid) - 1}), got {axis!r}")
+    return tracer.program_id[axis]
+
+
+def num_programs(axes=None):
+    """The launch grid's size along ``axes`` (an int or a tuple of ints; None: every axis); 1 without a grid."""
+    grid = current().grid or (1,)
+    if axes is None:
+        return int(np.prod(grid))
+    if isinstance(axes, (tuple, list)):
+        return tuple(num_programs(a) for a in axes)
+    if isinstance(axes, bool) or not isinstance(axes, (int, np.integer)) or not 0 <= axes < len(grid):
+        raise InvalidValueError(f"nl.num_programs requires an axis of the launch grid {grid}, got {axes!r}")
+    return grid[axes]
+
+
+def program_ndim() -> int:
+    """The number of axes of the launch grid (0 without a grid)."""
+    return len(current().grid)
+
+
+def static_cast(x, dtype):
+    """x cast to ``dtype``: a numpy array on the host (floats by numpy's round to nearest even; float to int as
+    the engines do, rounding to nearest even and saturating), or a tile in a kernel (a tensor_copy)."""
+    dtype = dtypes.as_dtype(dtype, "nl.static_cast")
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f" and dtype.kind in "iu":
+            return dtypes.cast(x.astype(np.float32), dtype)
+        return x.astype(dtype)
+    if not isinstance(x, _tensor.NkiTensor):
+        raise InvalidTypeError(f"nl.static_cast requires a numpy array or a tile, got {type(x).__name__}")
+    out = ndarray(x.shape, dtype, name="cast")
+    nisa.tensor_copy(out, x)
+    return out
 
 
 def zeros(shape, dtype, buffer=sbuf, name: str | None = None):
@@ -141,6 +206,12 @@ def affine_range(*args):
         mark = allocator.mark()
         yield i
         allocator.release(mark)
+
+
+def static_range(*args):
+    """range(...) fully unrolled (NKI: by the compiler front end); here every loop is, with affine_range's tile
+    scoping."""
+    yield from affine_range(*args)
 
 
 def sequential_range(*args):

@@ -14,13 +14,11 @@ import itertools
 import threading
 import types
 
-import numpy as np
 
 from ..errors import InvalidTypeError, InvalidValueError, ResourceError
 from ..machine import dtypes
 from ..machine.isa import Instruction, Program
 from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, HbmTensor, SbufAllocator
-from ..machine.simulator import run
 from .tensor import NkiTensor
 
 _state = threading.local()
@@ -39,6 +37,12 @@ class Tracer:
         self.program = Program(name, sbuf_partition_bytes=sbuf_partition_bytes)
         self.max_instructions = max_instructions
         self._counters: dict[str, itertools.count] = {}
+        # SPMD (``kernel[grid]``): the instance being traced, the grid, and the shared HBM tensors by order of
+        # creation: the k-th ``nl.ndarray(buffer=nl.shared_hbm)`` of every instance is the first instance's k-th.
+        self.program_id: tuple = ()
+        self.grid: tuple = ()
+        self.shared: list = []
+        self.shared_index = 0
 
     def unique(self, base: str) -> str:
         counter = self._counters.setdefault(base, itertools.count())
@@ -61,6 +65,11 @@ class Tracer:
         return NkiTensor(tile)
 
 
+def tracing() -> bool:
+    """Whether a kernel is being traced (in this thread)."""
+    return getattr(_state, "tracer", None) is not None
+
+
 def current() -> Tracer:
     tracer = getattr(_state, "tracer", None)
     if tracer is None:
@@ -70,13 +79,17 @@ def current() -> Tracer:
 
 
 def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES,
-          max_instructions: int | None = None, **kwargs) -> Program:
+          max_instructions: int | None = None, grid: tuple = (), **kwargs) -> Program:
     """Trace ``kernel(*args, **kwargs)`` into a Program.
 
     Tensor arguments are numpy arrays or TensorSpecs (anything with ``shape`` and
     ``dtype``); they become the Program's HBM inputs, named after the kernel's
     parameters. The kernel returns the HBM tensor(s) that become its outputs.
     More than ``max_instructions`` instructions (None: MAX_INSTRUCTIONS) raise ResourceError.
+    With a ``grid`` (SPMD, ``kernel[grid]``) the kernel is traced once per
+    instance, in row-major order of ``nl.program_id``, into one Program: as NKI
+    documents, the instances of a launch run one after another on one core, and
+    they share the HBM tensors they create with ``buffer=nl.shared_hbm``.
     """
     fn = getattr(kernel, "func", kernel)
     if getattr(_state, "tracer", None) is not None:
@@ -91,9 +104,20 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
             handles.append(tracer.hbm(name, a.shape, a.dtype, "input"))
         else:
             handles.append(a)
+    tracer.grid = grid
     _state.tracer = tracer
     try:
-        result = fn(*handles, **kwargs)
+        result = None
+        for pid in itertools.product(*map(range, grid)):  # one empty tuple when there is no grid
+            tracer.program_id, tracer.shared_index = pid, 0
+            mark = tracer.allocator.mark()
+            got = fn(*handles, **kwargs)
+            tracer.allocator.release(mark)  # an instance's tiles end with it
+            if result is None:
+                result = got
+            elif _storages(got) != _storages(result):
+                raise InvalidValueError(f"SPMD instance {pid} of {fn.__name__} returned other tensors than instance "
+                                        f"{(0,) * len(grid)}; every instance must return the shared_hbm outputs")
     finally:
         _state.tracer = None
     program = tracer.program
@@ -108,6 +132,10 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
     return program
 
 
+def _storages(result) -> list:
+    return [getattr(t, "storage", t) for t in (result if isinstance(result, (tuple, list)) else (result,))]
+
+
 def _parameter_names(fn) -> tuple:
     """The names of ``fn``'s parameters; remembered per plain function, as ``inspect.signature`` is slow."""
     if isinstance(fn, types.FunctionType):
@@ -118,26 +146,3 @@ def _parameter_names(fn) -> tuple:
 @functools.lru_cache(maxsize=256)
 def _function_parameter_names(fn) -> tuple:
     return tuple(inspect.signature(fn).parameters)
-
-
-class Kernel:
-    """A kernel function marked with ``@jit``: trace it, or call it on numpy arrays to simulate it."""
-
-    def __init__(self, func):
-        self.func = func
-        functools.update_wrapper(self, func)
-
-    def trace(self, *args, **kwargs) -> Program:
-        return trace(self, *args, **kwargs)
-
-    def __call__(self, *args, **kwargs):
-        if getattr(_state, "tracer", None) is not None:
-            return self.func(*args, **kwargs)  # a kernel calling a kernel: inline it
-        program = trace(self, *args, **kwargs)
-        outs = run(program, [a for a in args if isinstance(a, np.ndarray)])
-        return outs[0] if len(outs) == 1 else tuple(outs)
-
-
-def jit(func) -> Kernel:
-    """Mark a kernel function (``@nki.jit``)."""
-    return Kernel(func)

@@ -1,0 +1,171 @@
+"""Launching kernels as NKI does: SPMD grids with nl.program_id, shared and private HBM, baremetal,
+simulate_kernel, benchmark (modelled latency), nl.static_cast, and the pytest plugin."""
+
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from resize_kernels import nki
+from resize_kernels.errors import InvalidTypeError, InvalidValueError
+from resize_kernels.machine.cost import program_cost
+from resize_kernels.nki import isa as nisa
+from resize_kernels.nki import language as nl
+
+
+@nki.jit
+def scale_rows_by_program_id(x):
+    """Instance (i, j) of a (rows, 2) grid writes x[i, j-th half] * (i + 10 j) into the shared output."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i, j = nl.program_id(0), nl.program_id(1)
+    half = x.shape[1] // 2
+    tile = nl.ndarray((1, half), dtype=x.dtype, name="row")
+    nisa.dma_copy(dst=tile, src=x[i:i + 1, j * half:(j + 1) * half])
+    nisa.tensor_scalar(tile, tile, op0=nl.multiply, operand0=i + 10 * j)
+    nisa.dma_copy(dst=out[i:i + 1, j * half:(j + 1) * half], src=tile)
+    return out
+
+
+def test_spmd_instances_share_outputs_and_see_their_program_id():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    got = scale_rows_by_program_id[4, 2](x)
+    want = x * np.array([[i + 10 * j for j in (0, 0, 0, 1, 1, 1)] for i in range(4)], np.float32)
+    np.testing.assert_array_equal(got, want)
+    program = scale_rows_by_program_id[4, 2].trace(x)
+    assert len(program.outputs) == 1 and program.counts()["dma_copy"] == 2 * 8  # eight instances, one after another
+
+
+def test_without_a_grid_program_id_is_zero_and_num_programs_one():
+    seen = []
+
+    @nki.jit
+    def probe(x):
+        seen.append((nl.program_id(0), nl.num_programs(), nl.program_ndim()))
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, dtype=x.dtype)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    x = np.ones((2, 2), np.float32)
+    probe(x)
+    probe[3](x)
+    assert seen == [(0, 1, 0), (0, 3, 1), (1, 3, 1), (2, 3, 1)]
+
+
+def test_private_hbm_is_per_instance():
+    @nki.jit
+    def scratch(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        tmp = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.private_hbm)
+        t = nl.ndarray(x.shape, dtype=x.dtype)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=tmp, src=t)
+        nisa.dma_copy(dst=t, src=tmp)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    program = scratch[3].trace(np.ones((2, 2), np.float32))
+    assert len(program.internal) == 3 and len(program.outputs) == 1
+
+
+@pytest.mark.parametrize("grid, message", [
+    (0, "an SPMD launch requires a grid of positive integers"), ((2, -1), "grid of positive integers"),
+    ((), "grid of positive integers"), (2.0, "grid of positive integers"),
+])
+def test_bad_grids_are_refused(grid, message):
+    with pytest.raises(InvalidValueError, match=message):
+        scale_rows_by_program_id[grid]
+
+
+def test_program_id_outside_the_grid_is_an_error():
+    @nki.jit
+    def bad(x):
+        nl.program_id(1)
+        return x
+
+    with pytest.raises(InvalidValueError, match=r"nl.program_id requires an axis of the launch grid \(2,\) \(0..0\), got 1"):
+        bad[2](np.ones((2, 2), np.float32))
+
+
+def test_instances_must_create_the_same_shared_tensors():
+    @nki.jit
+    def uneven(x):
+        return nl.ndarray((nl.program_id(0) + 1, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+
+    with pytest.raises(InvalidValueError, match=r"SPMD instance \(1,\) creates shared_hbm tensor 0 as \(2, 2\)"):
+        uneven[2].trace(np.ones((2, 2), np.float32))
+
+
+def test_baremetal_and_simulate_kernel_run_on_the_simulator():
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    want = scale_rows_by_program_id[2, 2](x)
+    np.testing.assert_array_equal(nki.baremetal(scale_rows_by_program_id)[2, 2](x), want)
+    np.testing.assert_array_equal(nki.simulate_kernel(scale_rows_by_program_id[2, 2], x), want)
+    alone = nki.simulate_kernel(scale_rows_by_program_id.func, x)  # no grid: instance (0, 0) only
+    assert (alone[0, :3] == 0).all() and np.isnan(alone[0, 3:]).all() and np.isnan(alone[1]).all()  # unwritten
+    with pytest.raises(InvalidTypeError, match="nki.simulate_kernel requires a kernel, got int"):
+        nki.simulate_kernel(3, x)
+
+
+def test_benchmark_reports_the_cost_models_latency_as_every_percentile():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    bench = nki.benchmark(warmup=5, iters=10)(scale_rows_by_program_id)
+    launch = bench[4, 2]
+    np.testing.assert_array_equal(launch(x), scale_rows_by_program_id[4, 2](x))
+    latency = launch.benchmark_result.nc_latency
+    modelled = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
+    assert latency.get_latency_percentile(50) == latency.get_latency_percentile(99) == modelled > 0
+    assert "modelled latency" in repr(latency)
+    with pytest.raises(InvalidValueError, match="get_latency_percentile requires a percentile in 0..100, got 101"):
+        latency.get_latency_percentile(101)
+    with pytest.raises(InvalidValueError, match="nki.benchmark requires iters to be a non-negative integer"):
+        nki.benchmark(iters=-1)
+
+
+def test_static_cast_on_the_host_and_in_a_kernel():
+    x = np.array([1.0, 1.00390625, -2.5, 3.5, 1e6], np.float32)
+    np.testing.assert_array_equal(nl.static_cast(x, nl.bfloat16), x.astype(ml_dtypes.bfloat16))
+    np.testing.assert_array_equal(nl.static_cast(x, nl.int8), np.array([1, 1, -2, 4, 127], np.int8))  # RNE, saturate
+
+    @nki.jit
+    def cast(t):
+        out = nl.ndarray(t.shape, dtype=nl.float16, buffer=nl.shared_hbm)
+        tile = nl.ndarray(t.shape, dtype=t.dtype)
+        nisa.dma_copy(dst=tile, src=t)
+        nisa.dma_copy(dst=out, src=nl.static_cast(tile, nl.float16))
+        return out
+
+    y = np.linspace(-3, 3, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_array_equal(cast(y), y.astype(np.float16))
+    with pytest.raises(InvalidTypeError, match="nl.static_cast requires a numpy array or a tile, got list"):
+        nl.static_cast([1.0], nl.float32)
+
+
+def test_the_pytest_plugin_runs_a_repositorys_tests_under_nkis_names(tmp_path):
+    (tmp_path / "test_uses_nki.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from neuronxcc import nki
+        from neuronxcc.nki import baremetal, simulate_kernel
+        import neuronxcc.nki.language as nl
+        import neuronxcc.nki.isa as nisa
+
+        @nki.jit
+        def double(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.load(x[nl.arange(x.shape[0])[:, None], nl.arange(x.shape[1])[None, :]])
+            nl.store(out[nl.arange(x.shape[0])[:, None], nl.arange(x.shape[1])[None, :]], value=t * 2)
+            return out
+
+        def test_double():
+            x = np.arange(6, dtype=np.float32).reshape(2, 3)
+            assert (simulate_kernel(baremetal(double)[1], x) == 2 * x).all()
+    """))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "resize_kernels.nki.pytest_plugin", "-q",
+                           "-p", "no:cacheprovider", str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
