@@ -117,10 +117,10 @@ class _InstructionBoundedCache:
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize")
 
 
-def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Program:
+def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str, sources: bool = True) -> Program:
     kernels, _, keyword = _OPS[op]
     try:
-        return trace(kernels[name], TensorSpec(shape, dtype), **{keyword: other})
+        return trace(kernels[name], TensorSpec(shape, dtype), sources=sources, **{keyword: other})
     except ResourceError as error:
         hint = "; the default kernel 'auto' traces a bounded number of instructions for every shape" \
             if op == "resize_nearest" and name != DEFAULT_FORWARD else ""
@@ -138,23 +138,27 @@ def _prepare(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) ->
 executable = _InstructionBoundedCache(_prepare)
 
 
-def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None, cached: bool = True) -> Program:
+def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None, cached: bool = True,
+                 sources: bool = True) -> Program:
     """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``.
 
     ``cached=False`` traces afresh and keeps nothing: for a caller that traces
-    each shape once (a sweep), where a full cache only costs memory and GC time.
+    each shape once (a sweep), where a full cache only costs memory and GC time;
+    such a caller may also skip the listing's source lines (``sources=False``).
     """
     shape, other = _shapes("resize_nearest", in_shape, out_hw)
-    return (_program if cached else _trace)("resize_nearest", shape, other, _dtype("resize_nearest", dtype),
-                                            kernel_variant("resize_nearest", kernel))
+    args = ("resize_nearest", shape, other, _dtype("resize_nearest", dtype), kernel_variant("resize_nearest", kernel))
+    return _program(*args) if cached else _trace(*args, sources=sources)
 
 
-def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None, cached: bool = True) -> Program:
+def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None, cached: bool = True,
+                      sources: bool = True) -> Program:
     """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``
-    (``cached=False``: traced afresh, nothing kept, as ``trace_resize``)."""
+    (``cached`` and ``sources`` as in ``trace_resize``)."""
     shape, other = _shapes("resize_nearest_grad", dy_shape, in_hw)
-    return (_program if cached else _trace)("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype),
-                    kernel_variant("resize_nearest_grad", kernel))
+    args = ("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype),
+            kernel_variant("resize_nearest_grad", kernel))
+    return _program(*args) if cached else _trace(*args, sources=sources)
 
 
 def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray:

@@ -88,7 +88,7 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
     try:
-        program = trace_resize(in_shape, out_hw, np.int32, name, cached=False)  # each shape once: keep nothing
+        program = trace_resize(in_shape, out_hw, np.int32, name, cached=False, sources=False)  # once: keep nothing
     except InvalidValueError as e:
         return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e))
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
@@ -122,7 +122,7 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     in_shape, out_shape = contract.resize_shapes("verify_grad", in_shape, out_shape)
     name = kernel_variant(GRAD, kernel)
     try:
-        program = trace_resize_grad(out_shape, in_shape[1:3], "float32", name, cached=False)
+        program = trace_resize_grad(out_shape, in_shape[1:3], "float32", name, cached=False, sources=False)
     except InvalidValueError as e:
         return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e), op=GRAD)
     size = math.prod(out_shape)

@@ -42,3 +42,16 @@ def test_kernels_calling_kernels_are_inlined():
     x = np.ones((4, 2), np.float32)
     np.testing.assert_array_equal(twice(x), x + 2)
     assert len(twice.trace(x).instructions) == 2 * len(add_one_rows.trace(x).instructions)
+
+
+def test_the_listing_names_the_source_line_that_issued_each_instruction():
+    import inspect
+
+    program = add_one_rows.trace(nki.TensorSpec((8, 3), np.dtype(np.float32)))
+    lines, first = inspect.getsourcelines(add_one_rows.func)
+    where = {n: first + k for k, text in enumerate(lines) for n in ("dma_copy(dst=tile", "tensor_scalar", "dma_copy(dst=out")
+             if n in text}
+    assert [i.source[1] for i in program.instructions[:3]] == [where["dma_copy(dst=tile"], where["tensor_scalar"],
+                                                              where["dma_copy(dst=out"]]
+    assert all(i.source[0] == __file__ for i in program.instructions)
+    assert f"  # test_jit.py:{where['tensor_scalar']}" in program.listing().splitlines()[4]

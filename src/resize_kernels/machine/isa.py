@@ -9,6 +9,7 @@ assembly-style listing, one line per instruction.
 from __future__ import annotations
 
 import collections
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,6 +52,11 @@ def alu_op(op) -> str:
     return name
 
 
+def _where(inst: Instruction) -> str:
+    """The listing's note of where an instruction was issued: ``  # vision.py:57``."""
+    return "" if inst.source is None else f"  # {os.path.basename(inst.source[0])}:{inst.source[1]}"
+
+
 def _scalar(x) -> str:
     return str(np.float32(x))
 
@@ -61,6 +67,7 @@ class Instruction:
 
     engine = "?"
     opcode = "?"
+    source = None  # (file, line) of the kernel code that issued it, when traced
 
     def sources(self) -> tuple[AccessPattern, ...]:
         return ()
@@ -327,7 +334,7 @@ class Program:
             lines += [f"  {kind:<6} {t}" for t in group]
         shown = self.instructions if limit is None else self.instructions[:limit]
         width = len(str(max(len(self.instructions) - 1, 0)))
-        lines += [f"  {n:>{width}}  {inst.listing()}" for n, inst in enumerate(shown)]
+        lines += [f"  {n:>{width}}  {inst.listing()}{_where(inst)}" for n, inst in enumerate(shown)]
         if len(shown) < len(self.instructions):
             lines.append(f"  ... {len(self.instructions) - len(shown)} more instructions")
         return "\n".join(lines)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import os
+import sys
 import threading
 import types
 
@@ -22,6 +24,8 @@ from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, HbmTensor, SbufAlloca
 from .tensor import NkiTensor
 
 _state = threading.local()
+#: Frames in this package are the API's own; the first frame outside it issued the instruction.
+_NKI_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 #: Instructions one trace may emit. Tracing costs about 25-35 us and 1 KB per instruction, so the budget bounds a
 #: trace to about 10 s and 300 MB; a kernel that unrolls per tile stops here on a large shape instead of running
@@ -32,7 +36,8 @@ MAX_INSTRUCTIONS = 300_000
 class Tracer:
     """What one trace builds: the Program, the SBUF allocator, unique names."""
 
-    def __init__(self, name: str, sbuf_partition_bytes: int, max_instructions: int):
+    def __init__(self, name: str, sbuf_partition_bytes: int, max_instructions: int, sources: bool = True):
+        self.sources = sources
         self.allocator = SbufAllocator(sbuf_partition_bytes)
         self.program = Program(name, sbuf_partition_bytes=sbuf_partition_bytes)
         self.max_instructions = max_instructions
@@ -53,6 +58,12 @@ class Tracer:
             raise ResourceError(f"tracing {self.program.name} needs more than {self.max_instructions:,} instructions, "
                                 f"the tracer's budget (about 10 s and 300 MB); a kernel that unrolls a loop per tile "
                                 f"grows with its data: trace a smaller shape or a kernel with fewer, larger tiles")
+        if self.sources:  # the kernel's source line, as NKI's debug info gives it (about 10% of tracing)
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename.startswith(_NKI_DIR):
+                frame = frame.f_back
+            if frame is not None:
+                inst.source = (frame.f_code.co_filename, frame.f_lineno)
         self.program.append(inst)
 
     def hbm(self, name: str, shape, dtype, kind: str) -> NkiTensor:
@@ -79,14 +90,15 @@ def current() -> Tracer:
 
 
 def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES,
-          max_instructions: int | None = None, grid: tuple = (), **kwargs) -> Program:
+          max_instructions: int | None = None, grid: tuple = (), sources: bool = True, **kwargs) -> Program:
     """Trace ``kernel(*args, **kwargs)`` into a Program.
 
     Tensor arguments are numpy arrays or TensorSpecs (anything with ``shape`` and
     ``dtype``); they become the Program's HBM inputs, named after the kernel's
     parameters. The kernel returns the HBM tensor(s) that become its outputs.
     More than ``max_instructions`` instructions (None: MAX_INSTRUCTIONS) raise ResourceError.
-    With a ``grid`` (SPMD, ``kernel[grid]``) the kernel is traced once per
+    ``sources=False`` skips recording each instruction's source line (a bulk
+    trace that nobody reads, such as a verifier's). With a ``grid`` (SPMD, ``kernel[grid]``) the kernel is traced once per
     instance, in row-major order of ``nl.program_id``, into one Program: as NKI
     documents, the instances of a launch run one after another on one core, and
     they share the HBM tensors they create with ``buffer=nl.shared_hbm``.
@@ -96,7 +108,8 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
         raise InvalidValueError(f"cannot trace {fn.__name__} inside another trace; call it from the kernel "
                                 f"being traced instead (it is then inlined)")
     params = _parameter_names(fn)
-    tracer = Tracer(fn.__name__, sbuf_partition_bytes, MAX_INSTRUCTIONS if max_instructions is None else max_instructions)
+    tracer = Tracer(fn.__name__, sbuf_partition_bytes, MAX_INSTRUCTIONS if max_instructions is None else max_instructions,
+                    sources)
     handles = []
     for n, a in enumerate(args):
         if hasattr(a, "shape") and hasattr(a, "dtype"):
