@@ -205,8 +205,10 @@ def test_operators_reject_other_operands_and_mismatched_shapes():
             t + nl.arange(4)[:, None]
         with pytest.raises(InvalidTypeError, match=r"operator \*.*str 'a'"):
             t * "a"
-        with pytest.raises(InvalidValueError, match=r"operator - requires tiles of one shape"):
+        with pytest.raises(InvalidValueError, match=r"operator - requires tiles with the same partitions"):
             t - u
+        with pytest.raises(InvalidValueError, match=r"operator \+ requires tile shapes that broadcast"):
+            t + nl.ndarray((4, 2), nl.float32)
         return nl.ndarray((1, 1), nl.float32, buffer=nl.shared_hbm)
     trace(kernel, np.zeros((4, 3), np.float32))
 
@@ -226,8 +228,8 @@ def test_par_dim_in_shapes():
         h = nl.ndarray((nl.par_dim(4), 3), dtype=nl.float32, buffer=nl.shared_hbm)
         assert t.shape == (128, 512) and z.shape == (4, 3) and h.shape == (4, 3)
         assert all(type(n) is int for n in t.shape + z.shape + h.shape)
-        with pytest.raises(InvalidValueError, match="par_dim"):
-            nl.ndarray((4, nl.par_dim(3)), dtype=nl.float32)
+        with pytest.raises(InvalidValueError, match="par_dim marks the one partition dimension"):
+            nl.ndarray((nl.par_dim(4), nl.par_dim(3)), dtype=nl.float32)
         nisa.dma_copy(dst=h, src=z)
         return h
     program = trace(kernel, np.zeros((1, 1), np.float32))

@@ -157,6 +157,44 @@ class TensorTensor(Instruction):
 
 
 @dataclass(eq=False)
+class TensorReduce(Instruction):
+    """dst = op over the last ``axes`` free axes of data, per partition (nisa.tensor_reduce), in float32.
+
+    Arithmetic ops reduce in order (each element into the running float32 result, row-major), then the
+    result is cast to dst's dtype; dst holds data's other elements, in order, whatever its shape.
+    """
+
+    dst: AccessPattern
+    data: AccessPattern
+    op: str
+    axes: int
+    negate: bool = False
+    engine = "vector"
+    opcode = "tensor_reduce"
+
+    def sources(self):
+        return (self.data,)
+
+    def operands_text(self):
+        return f"{self.op} over the last {self.axes} axes of {self.data.describe()}" + (" negated" if self.negate else "")
+
+    def validate(self, where: str) -> None:
+        for ap in (self.dst, self.data):
+            if not ap.is_sbuf or ap.indirect_dim is not None:
+                raise InvalidValueError(f"{where}: tensor_reduce reads and writes SBUF tiles through direct access "
+                                        f"patterns, got {ap.describe()}")
+        if self.op not in ALU_OPS:
+            raise InvalidValueError(f"{where}: tensor_reduce has no op {self.op!r}")
+        kept = self.data.shape[:len(self.data.shape) - self.axes]
+        if not 1 <= self.axes < len(self.data.shape) or self.dst.shape[0] != kept[0] \
+                or self.dst.size != int(np.prod(kept)):
+            raise InvalidValueError(f"{where}: tensor_reduce of {self.data.describe()} over its last {self.axes} "
+                                    f"free axes leaves shape {kept}, which {self.dst.describe()} does not hold")
+        for ap in (self.dst, self.data):
+            ap.check_static(where)
+
+
+@dataclass(eq=False)
 class TensorCopy(Instruction):
     """dst = src: bit-exact for equal dtypes, else a cast through float32."""
 

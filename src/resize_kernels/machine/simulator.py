@@ -31,6 +31,7 @@ from .isa import (
     Program,
     TensorCopy,
     TensorScalar,
+    TensorReduce,
     TensorTensor,
 )
 from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, check_host_memory, poisoned, sbuf_view
@@ -225,6 +226,30 @@ class Executable:
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
         return lambda: np.copyto(dst, cast(to_f32(src), out_dtype))
 
+    def _tensor_reduce(self, n: int, inst: TensorReduce):
+        dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        f, out_dtype, to_f32, cast = ALU_OPS[inst.op], dst.dtype, dtypes.to_f32, dtypes.cast
+        kept = data.shape[:data.ndim - inst.axes]
+        ordered = inst.op in ("add", "subtract", "multiply", "divide")  # float rounding depends on the order
+        ufunc = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+                 "maximum": np.maximum, "max": np.maximum, "minimum": np.minimum, "min": np.minimum}.get(inst.op)
+        sign = np.float32(-1 if inst.negate else 1)
+
+        def step():
+            x = to_f32(data).reshape(*kept, -1)
+            with np.errstate(all="ignore"):
+                if ufunc is None:  # an op without a numpy ufunc: fold it in order
+                    y = x[..., 0]
+                    for k in range(1, x.shape[-1]):
+                        y = f(y, x[..., k])
+                elif ordered:
+                    y = ufunc.accumulate(x, axis=-1)[..., -1]
+                else:
+                    y = ufunc.reduce(x, axis=-1)
+                y = np.asarray(y, np.float32) * sign
+            np.copyto(dst, cast(y, out_dtype).reshape(dst.shape))
+        return step
+
     def _activation(self, n: int, inst: Activation):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
         f, out_dtype, to_f32, cast = ACTIVATION_FUNCS[inst.func], dst.dtype, dtypes.to_f32, dtypes.cast
@@ -368,7 +393,7 @@ class Executable:
 
 Executable._PREPARE = {
     Iota: Executable._iota, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
-    TensorCopy: Executable._tensor_copy, Activation: Executable._activation, Memset: Executable._memset,
+    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
 }
 

@@ -1,12 +1,15 @@
-"""Index expressions of the nl-level API: nl.arange, affine combinations, masks, tensor indexing.
+"""Index expressions of the nl-level API: nl.arange, nl.mgrid, affine combinations, masks, tensor indexing.
 
-``nl.arange(n)[:, None]`` runs along the partition dimension and
-``nl.arange(n)[None, :]`` along the free dimension; integer sums and multiples
-of them are affine expressions known at trace time. Comparing one with an
-integer gives a Mask, which ``nl.load`` / ``nl.store`` turn into the range of
-partitions and elements the DMA covers. Indexing an HBM tensor with such
-expressions, integers and at most one int32 tile (a gather) gives an
-IndexedAccess, which becomes the machine's access pattern.
+An expression is an affine function of the indices of an N-D grid: axis 0 is
+the partition dimension, the others are free. ``nl.arange(n)[:, None]`` runs
+along axis 0 of a 2-D grid, ``nl.arange(n)[None, :, None]`` along axis 1 of a
+3-D one, and ``nl.mgrid[0:128, 0:4, 0:3]`` gives all the axes of a grid at once
+(``.p``, ``.x``, ``.y``, ``.z``, or unpacked). Integer sums and multiples of
+them are known at trace time. Comparing one with an integer gives a Mask, which
+the DMAs (nl.load, nl.store, nisa.dma_copy) and reductions turn into the box of
+the grid they cover. Indexing an HBM tensor with expressions, integers and at
+most one int32 tile (a gather) gives an IndexedAccess, which becomes the
+machine's access pattern.
 """
 
 from __future__ import annotations
@@ -25,37 +28,61 @@ def row_major_strides(shape) -> list[int]:
     return [math.prod(shape[k + 1:]) for k in range(len(shape))]
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
 class Arange:
-    """``nl.arange(n)``: place it on an axis with ``[:, None]`` (partitions) or ``[None, :]`` (free)."""
+    """``nl.arange(n)``: placed on an axis of a grid by indexing, ``[:, None]`` (partitions of a 2-D grid),
+    ``[None, :]`` (its free axis), ``[None, :, None]`` (axis 1 of a 3-D grid), ..."""
 
     def __init__(self, n: int):
-        if not isinstance(n, int) or n < 1:
+        if not _is_int(n) or n < 1:
             raise InvalidValueError(f"nl.arange requires a positive integer, got {n!r}")
-        self.n = n
+        self.n = int(n)
 
     def __getitem__(self, key) -> "IndexExpr":
-        if key == (slice(None), None):
-            return IndexExpr(1, 0, 0, p_size=self.n)
-        if key == (None, slice(None)):
-            return IndexExpr(0, 1, 0, f_size=self.n)
-        raise InvalidValueError(f"nl.arange({self.n}) is placed on an axis with [:, None] (partitions) or [None, :] "
-                                f"(free dimension), got [{key}]")
+        key = key if isinstance(key, tuple) else (key,)
+        axes = [k for k, item in enumerate(key) if item == slice(None)]
+        if len(axes) != 1 or any(item is not None for k, item in enumerate(key) if k != axes[0]):
+            raise InvalidValueError(f"nl.arange({self.n}) is placed on one axis of a grid with one ':' and Nones, "
+                                    f"[:, None] (partitions) or [None, :] (free), got [{key}]")
+        return IndexExpr.axis(axes[0], len(key), self.n)
 
 
 class IndexExpr:
-    """coef_p * p + coef_f * f + const over a (p_size, f_size) grid of partitions p and free elements f."""
+    """const + sum(coefs[k] * i_k) over the indices i_k of a grid whose axis k has ``sizes[k]`` (None: any)."""
 
-    def __init__(self, coef_p: int, coef_f: int, const: int, p_size: int | None = None, f_size: int | None = None):
-        self.coef_p, self.coef_f, self.const = coef_p, coef_f, const
-        self.p_size, self.f_size = p_size, f_size
+    def __init__(self, coefs: tuple, const: int, sizes: tuple):
+        self.coefs, self.const, self.sizes = tuple(coefs), int(const), tuple(sizes)
+
+    @classmethod
+    def axis(cls, k: int, rank: int, n: int) -> "IndexExpr":
+        """The index of axis ``k`` (of size ``n``) of a grid of ``rank`` axes."""
+        return cls(tuple(int(j == k) for j in range(rank)), 0, tuple(n if j == k else None for j in range(rank)))
+
+    @property
+    def rank(self) -> int:
+        return len(self.coefs)
+
+    # The 2-D view of the seed's kernels: partitions (axis 0) and one free axis (axis 1).
+    @property
+    def coef_p(self) -> int:
+        return self.coefs[0]
+
+    @property
+    def p_size(self):
+        return self.sizes[0]
 
     def _combine(self, other, sign: int) -> "IndexExpr":
-        if isinstance(other, (int, np.integer)):
-            return IndexExpr(self.coef_p, self.coef_f, self.const + sign * int(other), self.p_size, self.f_size)
+        if _is_int(other):
+            return IndexExpr(self.coefs, self.const + sign * int(other), self.sizes)
         if isinstance(other, IndexExpr):
-            return IndexExpr(self.coef_p + sign * other.coef_p, self.coef_f + sign * other.coef_f,
-                             self.const + sign * other.const, _same(self.p_size, other.p_size, "partition"),
-                             _same(self.f_size, other.f_size, "free"))
+            if other.rank != self.rank:
+                raise InvalidValueError(f"index expressions over grids of {self.rank} and {other.rank} axes cannot "
+                                        f"combine; place every nl.arange on a grid of the same rank")
+            return IndexExpr([a + sign * b for a, b in zip(self.coefs, other.coefs)], self.const + sign * other.const,
+                             [_same(a, b, k) for k, (a, b) in enumerate(zip(self.sizes, other.sizes))])
         return NotImplemented
 
     def __add__(self, other):
@@ -70,10 +97,9 @@ class IndexExpr:
         return (self * -1)._combine(other, 1)
 
     def __mul__(self, k):
-        if not isinstance(k, (int, np.integer)):
+        if not _is_int(k):
             return NotImplemented
-        k = int(k)
-        return IndexExpr(self.coef_p * k, self.coef_f * k, self.const * k, self.p_size, self.f_size)
+        return IndexExpr([c * int(k) for c in self.coefs], self.const * int(k), self.sizes)
 
     __rmul__ = __mul__
 
@@ -89,42 +115,115 @@ class IndexExpr:
     def __ge__(self, value):
         return Mask(self, operator.ge, value)
 
-    def values(self) -> np.ndarray:
-        """The expression's value at every (p, f) of its grid, shape (p_size or 1, f_size or 1)."""
-        p = np.arange(self.p_size or 1, dtype=np.int64)[:, None]
-        f = np.arange(self.f_size or 1, dtype=np.int64)[None, :]
-        return self.const + self.coef_p * p + self.coef_f * f
+    def shape(self) -> tuple:
+        """The grid's shape, 1 on axes of unknown size."""
+        return tuple(n or 1 for n in self.sizes)
+
+    def values(self, shape: tuple | None = None) -> np.ndarray:
+        """The expression's value at every index of its grid (broadcastable to ``shape``)."""
+        shape = self.shape() if shape is None else shape
+        value = np.full((1,) * len(shape), self.const, np.int64)
+        for k, c in enumerate(self.coefs):
+            if c:
+                value = value + c * np.arange(shape[k], dtype=np.int64).reshape([-1 if j == k else 1
+                                                                                  for j in range(len(shape))])
+        return value
 
 
-def _same(a, b, what):
+def _same(a, b, axis):
     if a is not None and b is not None and a != b:
-        raise InvalidValueError(f"index expressions over {what} ranges of different sizes ({a} and {b}) cannot combine")
+        raise InvalidValueError(f"index expressions over axis {axis} ranges of different sizes ({a} and {b}) "
+                                f"cannot combine")
     return a if a is not None else b
 
 
+class MGrid:
+    """``nl.mgrid[0:128, 0:4, ...]``: the index of every axis of that grid (``.p``, ``.x``, ``.y``, ``.z``, or
+    unpacked ``i_p, i_f = nl.mgrid[0:128, 0:512]``)."""
+
+    def __getitem__(self, key) -> "Grid":
+        key = key if isinstance(key, tuple) else (key,)
+        sizes = []
+        for s in key:
+            if not isinstance(s, slice) or s.step not in (None, 1) or not _is_int(s.stop) or (s.start or 0) != 0 \
+                    or s.stop < 1:
+                raise InvalidValueError(f"nl.mgrid takes ranges 0:n with n >= 1, got {s!r}")
+            sizes.append(int(s.stop))
+        return Grid([IndexExpr.axis(k, len(sizes), n) for k, n in enumerate(sizes)])
+
+
+class Grid(tuple):
+    """The axes of an nl.mgrid: a tuple of IndexExprs, also named ``p`` (axis 0), ``x``, ``y``, ``z``."""
+
+    def __getattr__(self, name):
+        axis = {"p": 0, "x": 1, "y": 2, "z": 3}.get(name)
+        if axis is None or axis >= len(self):
+            raise AttributeError(f"an nl.mgrid of {len(self)} axes has no axis {name!r}")
+        return self[axis]
+
+
 class Mask:
-    """A trace-time predicate on an index expression (``i_p < n``); masks combine with ``&``."""
+    """A trace-time predicate on index expressions (``i_p < n``); masks combine with ``&``."""
 
     def __init__(self, expr: IndexExpr, op, value):
-        self.terms = [(expr, op, value)]
+        if not _is_int(value):
+            raise InvalidTypeError(f"a mask compares an index expression with an integer, got {value!r}")
+        self.terms = [(expr, op, int(value))]
 
     def __and__(self, other: "Mask") -> "Mask":
+        if not isinstance(other, Mask):
+            return NotImplemented
         combined = Mask.__new__(Mask)
         combined.terms = self.terms + other.terms
         return combined
 
-    def rectangle(self, p_size: int, f_size: int) -> tuple[int, int, int, int]:
-        """The (p0, p1, f0, f1) block of the grid the mask keeps; it must keep a non-empty rectangle."""
-        keep = np.ones((p_size, f_size), bool)
+    @property
+    def rank(self) -> int:
+        return self.terms[0][0].rank
+
+    def box(self, shape: tuple) -> list[tuple[int, int]]:
+        """The [lo, hi) range of each axis of a grid of ``shape`` that the mask keeps; it must keep a box."""
+        if any(expr.rank != len(shape) for expr, _, _ in self.terms):
+            raise InvalidValueError(f"a mask over a grid of {self.rank} axes cannot select from one of shape {shape}")
+        keep = np.ones(shape, bool)
         for expr, op, value in self.terms:
-            keep &= np.broadcast_to(op(expr.values(), value), keep.shape)
-        ps, fs = np.nonzero(keep.any(axis=1))[0], np.nonzero(keep.any(axis=0))[0]
-        if len(ps) == 0:
-            raise InvalidValueError("the mask keeps no element: drop the instruction instead")
-        p0, p1, f0, f1 = ps[0], ps[-1] + 1, fs[0], fs[-1] + 1
-        if not keep[p0:p1, f0:f1].all():
-            raise InvalidValueError("a mask must keep a rectangle of partitions and free elements (one range of each)")
-        return int(p0), int(p1), int(f0), int(f1)
+            keep &= np.broadcast_to(op(expr.values(shape), value), shape)
+        ranges = []
+        for k in range(len(shape)):
+            kept = np.nonzero(keep.any(axis=tuple(j for j in range(len(shape)) if j != k)))[0]
+            if len(kept) == 0:
+                raise InvalidValueError("the mask keeps no element: drop the instruction instead")
+            ranges.append((int(kept[0]), int(kept[-1]) + 1))
+        if not keep[tuple(slice(lo, hi) for lo, hi in ranges)].all():
+            raise InvalidValueError("a mask must keep a box of the grid (one range of indices on each axis)")
+        return ranges
+
+    def rectangle(self, p_size: int, f_size: int) -> tuple[int, int, int, int]:
+        """The (p0, p1, f0, f1) block of a 2-D grid the mask keeps."""
+        (p0, p1), (f0, f1) = self.box((p_size, f_size))
+        return p0, p1, f0, f1
+
+
+def cut(ap: AccessPattern, ranges: list[tuple[int, int]]) -> AccessPattern:
+    """``ap`` restricted to index ranges [lo, hi) of its leading axes (a mask's box); the gather's index tile too."""
+    pattern, offset = list(ap.pattern), ap.offset
+    if len(ranges) > len(pattern):
+        raise InvalidValueError(f"a mask over {len(ranges)} axes cannot restrict {ap.describe()}, which has "
+                                f"{len(pattern)}")
+    for k, (lo, hi) in enumerate(ranges):
+        step, num = pattern[k]
+        if hi > num:
+            raise InvalidValueError(f"a mask keeps indices {lo}..{hi - 1} of axis {k}, but {ap.describe()} has "
+                                    f"{num} there")
+        if k > 0 or ap.indirect_dim is None:
+            offset += lo * step
+        pattern[k] = (step, hi - lo)
+    vector = ap.vector_offset
+    if vector is not None and ranges:
+        lo, hi = ranges[0]
+        vector = AccessPattern(vector.tensor, ((vector.pattern[0][0], hi - lo), *vector.pattern[1:]),
+                               vector.offset + lo * vector.pattern[0][0])
+    return AccessPattern(ap.tensor, tuple(pattern), offset, vector, ap.indirect_dim, ap.row_size)
 
 
 class IndexedAccess:
@@ -134,40 +233,43 @@ class IndexedAccess:
         self.tensor, self.key = tensor, key
 
     def _walk(self):
-        """(offset, partition step, free step, partitions, free size, index tile, row size) of the key."""
+        """(offset, step per grid axis, size per grid axis, index tile, row size) of the key."""
         t = self.tensor
         if len(self.key) != len(t.shape):
             raise InvalidValueError(f"{t.name} of shape {t.shape} needs {len(t.shape)} indices, got {len(self.key)}")
-        offset, p_step, f_step, p_size, f_size, gather, row_size = 0, 0, 0, None, None, None, 0
+        exprs = [k for k in self.key if isinstance(k, IndexExpr)]
+        rank = max([e.rank for e in exprs], default=2)
+        offset, steps, sizes, gather, row_size = 0, [0] * rank, [None] * rank, None, 0
         for axis, (k, stride) in enumerate(zip(self.key, row_major_strides(t.shape))):
-            if isinstance(k, (int, np.integer)):
+            if _is_int(k):
                 offset += int(k) * stride
             elif isinstance(k, IndexExpr):
+                if k.rank != rank:
+                    raise InvalidValueError(f"{t.name} is indexed with expressions over grids of different ranks")
                 offset += k.const * stride
-                p_step += k.coef_p * stride
-                f_step += k.coef_f * stride
-                p_size, f_size = _same(p_size, k.p_size, "partition"), _same(f_size, k.f_size, "free")
+                for j, (c, n) in enumerate(zip(k.coefs, k.sizes)):
+                    steps[j] += c * stride
+                    sizes[j] = _same(sizes[j], n, j)
             elif getattr(k, "buffer", None) == "sbuf" and gather is None:  # an index tile
                 gather, row_size = k, stride
-                p_size = _same(p_size, k.shape[0], "partition")
+                sizes[0] = _same(sizes[0], k.shape[0], 0)
             else:
                 raise InvalidTypeError(f"{t.name} is indexed with integers, nl.arange expressions and at most one int32 "
                                        f"index tile, got {k!r} on axis {axis}")
-        return offset, p_step, f_step, p_size or 1, f_size or 1, gather, row_size
+        return offset, steps, [n or 1 for n in sizes], gather, row_size
 
     @property
-    def grid(self) -> tuple[int, int]:
-        """(partitions, free elements) the access spans before any mask: the tile it loads into."""
-        return self._walk()[3:5]
+    def grid(self) -> tuple:
+        """The shape of the grid the access spans before any mask: the tile it loads into."""
+        return tuple(self._walk()[2])
 
-    def to_ap(self, mask: Mask | None = None) -> tuple[AccessPattern, tuple[int, int, int, int]]:
-        """The access pattern (restricted to the mask) and the (p0, p1, f0, f1) block of the tile it maps to."""
-        offset, p_step, f_step, p_size, f_size, gather, row_size = self._walk()
-        p0, p1, f0, f1 = mask.rectangle(p_size, f_size) if mask is not None else (0, p_size, 0, f_size)
-        offset += f0 * f_step
+    def to_ap(self, mask: Mask | None = None) -> tuple[AccessPattern, list[tuple[int, int]]]:
+        """The access pattern (restricted to the mask) and the box of the grid it maps to."""
+        offset, steps, sizes, gather, row_size = self._walk()
+        box = mask.box(tuple(sizes)) if mask is not None else [(0, n) for n in sizes]
         if gather is None:
-            pattern = ((p_step, p1 - p0), (f_step, f1 - f0))
-            return AccessPattern(self.tensor.storage, pattern, offset + p0 * p_step), (p0, p1, f0, f1)
-        pattern = ((row_size, p1 - p0), (f_step, f1 - f0))  # step0 is replaced by the index tile's rows
-        return (AccessPattern(self.tensor.storage, pattern, offset, gather[p0:p1, 0:1], 0, row_size),
-                (p0, p1, f0, f1))
+            ap = AccessPattern(self.tensor.storage, tuple(zip(steps, sizes)), offset)
+        else:  # step 0 is replaced by the index tile's rows
+            ap = AccessPattern(self.tensor.storage, ((row_size, sizes[0]), *zip(steps[1:], sizes[1:])), offset,
+                               gather[0:sizes[0], 0:1], 0, row_size)
+        return cut(ap, box), box

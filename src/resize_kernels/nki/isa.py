@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine import isa as m
-from .index import IndexExpr
+from .index import IndexExpr, cut
 from .tensor import as_ap
 from .tracer import current
 
@@ -22,8 +22,10 @@ def iota(dst, pattern=None, offset=0, channel_multiplier=0, dtype=None):
     """
     if isinstance(dst, IndexExpr):
         expr = dst
-        tile = current().sbuf("iota", (expr.p_size or 1, expr.f_size or 1), dtype or dtypes.int32)
-        current().emit(m.Iota(as_ap(tile), ((expr.coef_f, expr.f_size or 1),), expr.const, expr.coef_p))
+        shape = expr.shape() if expr.rank > 1 else (*expr.shape(), 1)
+        tile = current().sbuf("iota", shape, dtype or dtypes.int32)
+        free = tuple(zip(expr.coefs[1:], shape[1:])) if expr.rank > 1 else ((0, 1),)
+        current().emit(m.Iota(as_ap(tile), free, expr.const, expr.coefs[0]))
         return tile
     if pattern is None:
         raise InvalidValueError("nisa.iota takes a destination and a pattern, or an nl.arange expression")
@@ -51,20 +53,24 @@ def tensor_copy(dst, src) -> None:
     current().emit(m.TensorCopy(as_ap(dst), as_ap(src)))
 
 
-def dma_copy(dst, src, dst_rmw_op=None) -> None:
+def dma_copy(dst, src, dst_rmw_op=None, mask=None) -> None:
     """Copy bits between HBM and SBUF; ``src`` may be an indirect gather (``.ap(vector_offset=...)``).
 
     With ``dst_rmw_op=nl.add`` the DMA adds src into dst instead (read-modify-write
     in float32, into HBM); dst may then be an indirect scatter, where repeated
     rows all count.
     """
+    dst, src = as_ap(dst), as_ap(src)
+    if mask is not None:  # both sides cut to the box of their grid the mask keeps
+        box = mask.box(dst.shape[:mask.rank])
+        dst, src = cut(dst, box), cut(src, box)
     if dst_rmw_op is None:
-        current().emit(m.DmaCopy(as_ap(dst), as_ap(src)))
+        current().emit(m.DmaCopy(dst, src))
         return
     if getattr(dst_rmw_op, "alu_name", dst_rmw_op) != "add":
         raise InvalidValueError(f"dma_copy supports only dst_rmw_op=nl.add (the DMA engines' one read-modify-write "
                                 f"op), got {dst_rmw_op!r}")
-    current().emit(m.DmaCopyAdd(as_ap(dst), as_ap(src)))
+    current().emit(m.DmaCopyAdd(dst, src))
 
 
 def activation(dst, op, data, bias=None, scale=1.0) -> None:
@@ -82,6 +88,19 @@ def activation(dst, op, data, bias=None, scale=1.0) -> None:
             raise InvalidValueError(f"nisa.activation requires a Python number as {what} (a per-partition tile is "
                                     f"not simulated), got {type(value).__name__}")
     current().emit(m.Activation(as_ap(dst), as_ap(data), func, float(scale), 0.0 if bias is None else float(bias)))
+
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False) -> None:
+    """dst = op over the free axes ``axis`` of data (the last ones, ending at the final axis), per partition, on
+    the vector engine, in float32; ``negate`` multiplies the result by -1. dst holds the kept elements
+    (``keepdims`` only says whether its shape keeps the reduced axes as 1, so both shapes are accepted)."""
+    data = as_ap(data)
+    rank = len(data.shape)
+    axes = sorted({int(a) % rank for a in (axis if isinstance(axis, (list, tuple)) else [axis])})
+    if 0 in axes or axes != list(range(rank - len(axes), rank)):
+        raise InvalidValueError(f"nisa.tensor_reduce requires axis to be the last free axes of the tile, ending at "
+                                f"axis {rank - 1} (not the partition axis 0), got {axis!r} for shape {data.shape}")
+    current().emit(m.TensorReduce(as_ap(dst), data, m.alu_op(op), len(axes), bool(negate)))
 
 
 def memset(dst, value) -> None:

@@ -27,7 +27,9 @@ from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS
 from . import isa as nisa
 from . import tensor as _tensor
-from .index import Arange, IndexedAccess, Mask
+from ..machine.access import AccessPattern
+from .index import Arange, IndexedAccess, Mask, MGrid, cut
+from .tensor import as_ap
 from .tracer import current
 
 float32, bfloat16, float16 = dtypes.float32, dtypes.bfloat16, dtypes.float16
@@ -50,19 +52,28 @@ class AluOp:
     def __repr__(self) -> str:
         return f"nl.{self.alu_name}"
 
-    def __call__(self, x, y, dtype=None):
-        """x op y, elementwise; one of x, y may be a Python number. The result is a new tile
-        (dtype: the tile operand's if float, else float32)."""
+    def __call__(self, x, y, dtype=None, out=None):
+        """x op y, elementwise; one of x, y may be a Python number, and tile shapes broadcast along free axes.
+        The result is a new tile (dtype: the tile operand's if float, else float32), or ``out``."""
         tile = y if _is_scalar(x) else x
         if _is_scalar(tile):
             raise InvalidTypeError(f"{self!r} needs at least one tile operand, got {x!r} and {y!r}")
-        out = ndarray(tile.shape, dtype or _result_dtype(tile), name=self.alu_name)
-        if _is_scalar(x):
-            nisa.tensor_scalar(out, y, op0=self, operand0=x, reverse0=True)
-        elif _is_scalar(y):
-            nisa.tensor_scalar(out, x, op0=self, operand0=y)
+        if _is_scalar(x) or _is_scalar(y):
+            shape = as_ap(tile).shape
         else:
-            nisa.tensor_tensor(out, x, y, op=self)
+            shape = _tensor.free_shape_broadcast(as_ap(x).shape, as_ap(y).shape, repr(self))
+        if out is None:
+            out = ndarray(shape, dtype or _result_dtype(tile), name=self.alu_name)
+        else:
+            shape = as_ap(out).shape
+        if _is_scalar(x):
+            nisa.tensor_scalar(out, _tensor.broadcast_to(as_ap(y), shape, repr(self)), op0=self, operand0=x,
+                               reverse0=True)
+        elif _is_scalar(y):
+            nisa.tensor_scalar(out, _tensor.broadcast_to(as_ap(x), shape, repr(self)), op0=self, operand0=y)
+        else:
+            nisa.tensor_tensor(out, _tensor.broadcast_to(as_ap(x), shape, repr(self)),
+                               _tensor.broadcast_to(as_ap(y), shape, repr(self)), op=self)
         return out
 
 
@@ -84,7 +95,12 @@ def negative(x, dtype=None):
     return multiply(x, -1, dtype=dtype or x.dtype)
 
 
-_tensor.ELEMENTWISE.update({name: globals()[name] for name in ALU_OPS}, negative=negative)
+def _copy_into(dst, src) -> None:
+    nisa.tensor_copy(dst, src)
+
+
+_tensor.ELEMENTWISE.update({name: globals()[name] for name in ALU_OPS}, negative=negative,
+                           memset=lambda dst, value: nisa.memset(dst, value), copy_into=_copy_into)
 
 
 class par_dim(int):
@@ -102,23 +118,27 @@ class par_dim(int):
         return f"nl.par_dim({int(self)})"
 
 
-def _shape(shape) -> tuple:
-    """A shape as plain ints; nl.par_dim may mark only its first dimension."""
+def _shape(shape) -> tuple[tuple, int]:
+    """(the shape as plain ints, the axis nl.par_dim marks (0 if none)); at most one axis may be marked."""
     shape = tuple(shape)
-    for axis, n in enumerate(shape):
-        if isinstance(n, par_dim) and axis != 0:
-            raise InvalidValueError(f"nl.par_dim marks the partition dimension, the first of a shape, got it on "
-                                    f"axis {axis} of {shape}")
-    return tuple(int(n) for n in shape)
+    marked = [axis for axis, n in enumerate(shape) if isinstance(n, par_dim)]
+    if len(marked) > 1:
+        raise InvalidValueError(f"nl.par_dim marks the one partition dimension of a shape, got it on axes {marked} "
+                                f"of {shape}")
+    return tuple(int(n) for n in shape), (marked[0] if marked else 0)
 
 
 def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
-    """Allocate a tensor: an SBUF tile (the default) or an HBM tensor (``shared_hbm``/``hbm``).
-    The shape's first dimension may be marked ``nl.par_dim(n)``."""
+    """Allocate a tensor: an SBUF tile (the default) or an HBM tensor (``shared_hbm``/``hbm``/``private_hbm``).
+    ``nl.par_dim(n)`` may mark the partition dimension of a tile; axes before it are blocks:
+    ``nl.ndarray((4, nl.par_dim(128), 512), ...)`` is four (128, 512) tiles, ``t[b]`` the b-th."""
     tracer = current()
-    shape = _shape(shape)
+    shape, par_axis = _shape(shape)
     if buffer == sbuf:
-        return tracer.sbuf(name, shape, dtype)
+        if not par_axis:
+            return tracer.sbuf(name, shape, dtype)
+        storage = tracer.sbuf(name, (shape[par_axis], *shape[:par_axis], *shape[par_axis + 1:]), dtype).storage
+        return _tensor.NkiTensor(storage, shape, par_axis)
     if buffer in (shared_hbm, hbm, private_hbm):
         if buffer == shared_hbm and tracer.grid:
             return _shared(tracer, shape, dtype)
@@ -191,12 +211,28 @@ def static_cast(x, dtype):
 
 
 def zeros(shape, dtype, buffer=sbuf, name: str | None = None):
-    """A new SBUF tile of zeros (nl.ndarray and a memset); the shape may start with ``nl.par_dim(n)``."""
+    """A new SBUF tile of zeros (nl.ndarray and a memset); the shape may mark ``nl.par_dim(n)``."""
+    return full(shape, 0, dtype, buffer, name=name or "zeros")
+
+
+def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None):
+    """A new SBUF tile of ``fill_value`` (nl.ndarray and a memset: the value as float32, cast to dtype)."""
     if buffer != sbuf:
-        raise InvalidValueError(f"nl.zeros requires buffer=nl.sbuf (a memset of an SBUF tile), got {buffer!r}")
-    tile = ndarray(shape, dtype, buffer, name=name or "zeros")
-    nisa.memset(tile, 0)
+        raise InvalidValueError(f"nl.full and nl.zeros require buffer=nl.sbuf (a memset of an SBUF tile), "
+                                f"got {buffer!r}")
+    if not _is_scalar(fill_value):
+        raise InvalidTypeError(f"nl.full requires a number as fill_value, got {type(fill_value).__name__}")
+    tile = ndarray(shape, dtype, buffer, name=name or "full")
+    nisa.memset(tile.whole, fill_value)
     return tile
+
+
+def copy(x, dtype=None):
+    """A new tile holding x (a tile or view; ``dtype`` casts, as the engines do)."""
+    src = as_ap(x)
+    out = ndarray(src.shape, dtype or src.dtype, name="copy")
+    nisa.tensor_copy(out, src)
+    return out
 
 
 def affine_range(*args):
@@ -220,6 +256,9 @@ def sequential_range(*args):
     yield from affine_range(*args)
 
 
+mgrid = MGrid()
+
+
 def arange(n: int) -> Arange:
     """Indices 0..n-1, placed on an axis with ``[:, None]`` (partitions) or ``[None, :]`` (free)."""
     return Arange(n)
@@ -227,31 +266,78 @@ def arange(n: int) -> Arange:
 
 def floor(x, dtype=None):
     """floor(x) elementwise on the scalar engine (an activation), as a new tile."""
-    out = ndarray(x.shape, dtype or _result_dtype(x), name="floor")
+    out = ndarray(as_ap(x).shape, dtype or _result_dtype(x), name="floor")
     nisa.activation(out, "floor", x)
     return out
 
 
-def _access(what: str, access) -> IndexedAccess:
-    if not isinstance(access, IndexedAccess):
-        raise InvalidTypeError(f"nl.{what} takes a tensor indexed with nl.arange expressions (and an index tile), "
-                               f"e.g. data[b, load_indices, i_f], got {access!r}")
-    return access
+def _access(what: str, access, mask: Mask | None):
+    """(the HBM access pattern of ``access``, restricted to the mask; the grid it spans; the mask's box)."""
+    if isinstance(access, IndexedAccess):
+        ap, box = access.to_ap(mask)
+        return ap, access.grid, box
+    if isinstance(access, AccessPattern) and not access.is_sbuf:  # a plain view, hbm_tensor[0:64, 3:7]
+        box = mask.box(access.shape) if mask is not None else [(0, n) for n in access.shape]
+        return cut(access, box), access.shape, box
+    raise InvalidTypeError(f"nl.{what} takes an HBM tensor indexed with slices, nl.arange expressions or an index "
+                           f"tile, e.g. data[b, load_indices, i_f], got {access!r}")
 
 
-def load(access, mask: Mask | None = None, name: str | None = None):
-    """DMA ``tensor[...]`` into a new SBUF tile; with a mask, only the partitions/elements it keeps
-    (the others stay as fresh memory)."""
-    ap, (p0, p1, f0, f1) = _access("load", access).to_ap(mask)
-    tile = ndarray(access.grid, access.tensor.dtype, name=name or "loaded")
-    nisa.dma_copy(dst=tile[p0:p1, f0:f1], src=ap)
-    return tile
+def load(access, mask: Mask | None = None, dtype=None, name: str | None = None):
+    """DMA ``tensor[...]`` into a new SBUF tile of the indexed grid's shape; with a mask, only the box it keeps
+    (the rest stays as fresh memory). ``dtype`` casts the loaded tile (a tensor_copy after the DMA)."""
+    src, grid, box = _access("load", access, mask)
+    tile = ndarray(grid, src.dtype, name=name or "loaded")
+    nisa.dma_copy(dst=cut(tile.whole, box), src=src)
+    return tile if dtype is None or dtypes.as_dtype(dtype) == tile.dtype else copy(tile, dtype)
 
 
 def store(access, value, mask: Mask | None = None) -> None:
-    """DMA a tile into ``tensor[...]``; with a mask, only the partitions/elements it keeps."""
-    ap, (p0, p1, f0, f1) = _access("store", access).to_ap(mask)
-    nisa.dma_copy(dst=ap, src=value[p0:p1, f0:f1])
+    """DMA a tile (or view) into ``tensor[...]``; with a mask, only the box it keeps."""
+    dst, _, box = _access("store", access, mask)
+    nisa.dma_copy(dst=dst, src=cut(as_ap(value), box))
+
+
+def _reduce(name: str, op: str, x, axis, dtype, mask, keepdims):
+    """nl.sum / nl.max / nl.min: nisa.tensor_reduce over the trailing free axes ``axis`` of x (or of its box)."""
+    src = as_ap(x)
+    if mask is not None:
+        src = cut(src, mask.box(src.shape))
+    rank = len(src.shape)
+    axes = sorted({a % rank if isinstance(a, (int, np.integer)) and -rank <= a < rank else None
+                   for a in (axis if isinstance(axis, (list, tuple)) else [axis])}, key=lambda a: (a is None, a))
+    if None in axes or 0 in axes or axes != list(range(rank - len(axes), rank)):
+        raise InvalidValueError(f"nl.{name} requires axis to name the last free axes of the tile, such as "
+                                f"[{rank - 1}] or [{rank - 2}, {rank - 1}] for shape {src.shape}, got {axis!r}")
+    kept = src.shape[:rank - len(axes)]
+    out = ndarray(kept + (1,) * len(axes) if keepdims else kept, dtype or src.dtype, name=name)
+    nisa.tensor_reduce(out, op, src, axes)
+    return out
+
+
+def sum(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):  # noqa: A001 - NKI's name
+    """The sum of x along its last free axes ``axis`` (in float32, in order), as a new tile."""
+    return _reduce("sum", "add", x, axis, dtype, mask, keepdims)
+
+
+def max(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):  # noqa: A001 - NKI's name
+    """The maximum of x along its last free axes ``axis``, as a new tile."""
+    return _reduce("max", "maximum", x, axis, dtype, mask, keepdims)
+
+
+def min(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):  # noqa: A001 - NKI's name
+    """The minimum of x along its last free axes ``axis``, as a new tile."""
+    return _reduce("min", "minimum", x, axis, dtype, mask, keepdims)
+
+
+max.alu_name, min.alu_name = "max", "min"  # also op=nl.max / op=nl.min of nisa calls, as NKI's are
+
+
+def mean(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):
+    """The mean of x along its last free axes ``axis``: the float32 sum times float32(1 / count)."""
+    total = _reduce("mean", "add", x, axis, float32, mask, keepdims)
+    count = as_ap(x).size // as_ap(total).size
+    return multiply(total, 1.0 / count, dtype=dtype or as_ap(x).dtype)
 
 
 def __getattr__(name: str):

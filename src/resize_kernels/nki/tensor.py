@@ -1,7 +1,9 @@
 """Tensor handles seen by kernels: an HBM tensor or SBUF tile with a logical shape.
 
 Indexing a handle with integers and slices, or calling ``.ap(...)``, gives the
-machine's AccessPattern; ``reshape`` gives another handle on the same storage.
+machine's AccessPattern (on SBUF a TileView, which also takes tile operators);
+``reshape`` gives another handle on the same storage; ``tile[...] = value``
+copies into a tile.
 """
 
 from __future__ import annotations
@@ -30,46 +32,16 @@ class TensorSpec:
     dtype: np.dtype
 
 
-class NkiTensor:
-    """A kernel-visible tensor: ``storage`` (HbmTensor or SbufTile) seen with ``shape``."""
-
-    def __init__(self, storage: HbmTensor | SbufTile, shape=None):
-        self.storage = storage
-        self.shape = tuple(storage.shape if shape is None else shape)
-        self._whole: AccessPattern | None = None
-
-    @property
-    def whole(self) -> AccessPattern:
-        """The access pattern of the whole tensor (made once: kernels pass whole tiles constantly)."""
-        if self._whole is None:
-            pattern = tuple(zip(row_major_strides(self.shape), self.shape))
-            if self.buffer == "sbuf" and len(pattern) == 1:
-                pattern += ((1, 1),)
-            self._whole = AccessPattern(self.storage, pattern, 0, row_size=math.prod(self.shape[1:]))
-        return self._whole
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.storage.dtype
-
-    @property
-    def buffer(self) -> str:
-        return "sbuf" if isinstance(self.storage, SbufTile) else "hbm"
-
-    @property
-    def name(self) -> str:
-        return self.storage.name
-
-    def __repr__(self) -> str:
-        return f"NkiTensor({self.name}, {self.buffer}, {self.dtype}{list(self.shape)})"
-
-    # Tile operators, as in NKI: ``a + b``, ``tile * 3``, ``1.0 - tile``, ``-tile``, ``tile < 0.5`` are the
-    # nl elementwise functions (nl.add, nl.multiply, nl.less, ...) on SBUF tiles and Python numbers, with NKI's
-    # type promotion for the result dtype (see promotion.py): int32 tile * 3 -> int32, int32 tile * 0.5 ->
-    # float32, float16 tile + float32 tile -> float32. ``/`` is true division: int / int -> float32 (NKI does
-    # not document ``/`` on two integer operands; an integer quotient would be rounded to nearest by the
-    # engines' output cast). ``%`` is nl.mod: the engines' fmod (the remainder takes the sign of the dividend,
-    # unlike Python's %). Comparisons give tiles of 1 and 0 in the promoted dtype, as nl.less does.
+class TileOps:
+    """Tile operators, as in NKI: ``a + b``, ``tile * 3``, ``1.0 - tile``, ``-tile``, ``tile < 0.5`` are the nl
+    elementwise functions (nl.add, nl.multiply, nl.less, ...) on SBUF tiles, tile views and Python numbers, with
+    NKI's type promotion for the result dtype (promotion.py): int32 tile * 3 -> int32, int32 tile * 0.5 -> float32,
+    float16 tile + float32 tile -> float32. Shapes broadcast along free axes as numpy's do ((P, 1) with (P, 4),
+    or (P,) with (P, 1)); the partition counts must agree. ``/`` is true division: int / int -> float32 (NKI does
+    not document ``/`` on two integer operands; an integer quotient would be rounded to nearest by the engines'
+    output cast). ``%`` is nl.mod: the engines' fmod (the remainder takes the sign of the dividend, unlike
+    Python's %). Comparisons give tiles of 1 and 0 in the promoted dtype, as nl.less does. ``+=`` and the other
+    in-place operators write the result into the tile (or view) itself."""
 
     def __add__(self, other):
         return _binary("+", "add", self, other)
@@ -101,6 +73,18 @@ class NkiTensor:
     def __rmod__(self, other):
         return _binary("%", "mod", other, self)
 
+    def __iadd__(self, other):
+        return _in_place("+=", "add", self, other)
+
+    def __isub__(self, other):
+        return _in_place("-=", "subtract", self, other)
+
+    def __imul__(self, other):
+        return _in_place("*=", "multiply", self, other)
+
+    def __itruediv__(self, other):
+        return _in_place("/=", "divide", self, other)
+
     def __neg__(self):
         """-tile: nl.negative (a multiply by -1, in the tile's dtype)."""
         _check_tile("unary -", self)
@@ -124,17 +108,74 @@ class NkiTensor:
     def __ne__(self, other):
         return _binary("!=", "not_equal", self, other)
 
-    __hash__ = object.__hash__  # handles stay hashable (by identity) although == builds a tile
+    # Handles stay hashable by identity although == builds a tile: dicts keyed by them (the simulator's views)
+    # compare full hashes first, and live objects' identity hashes differ, so == is never asked there.
+    __hash__ = object.__hash__
     __array_ufunc__ = None  # np.float16(2) + tile: numpy defers to the tile's reflected operator, keeping the dtype
+
+
+class TileView(TileOps, AccessPattern):
+    """An SBUF tile indexed with integers and slices (``tile[0:64, 3]``): an access pattern that also takes the
+    tile operators, so it reads and computes like a tile (partition axis first)."""
+
+    @property
+    def buffer(self) -> str:
+        return "sbuf"
+
+    def __setitem__(self, key, value):
+        raise InvalidTypeError("assign into the tile itself, tile[...] = value, not into a view of it")
+
+
+class NkiTensor(TileOps):
+    """A kernel-visible tensor: ``storage`` (HbmTensor or SbufTile) seen with ``shape``.
+
+    An SBUF tile's partition axis is ``par_axis`` (0 unless ``nl.par_dim`` marked another): the axes before it
+    are blocks, laid out like free axes, so ``t[b, :, ...]`` is block b's tile.
+    """
+
+    def __init__(self, storage: HbmTensor | SbufTile, shape=None, par_axis: int = 0):
+        self.storage = storage
+        self.shape = tuple(storage.shape if shape is None else shape)
+        self.par_axis = par_axis
+        self._whole: AccessPattern | None = None
+
+    @property
+    def whole(self) -> AccessPattern:
+        """The access pattern of the whole tensor (made once: kernels pass whole tiles constantly)."""
+        if self._whole is None:
+            if self.par_axis:
+                self._whole = self[(slice(None),) * len(self.shape)]
+            else:
+                pattern = tuple(zip(row_major_strides(self.shape), self.shape))
+                if self.buffer == "sbuf" and len(pattern) == 1:
+                    pattern += ((1, 1),)
+                kind = TileView if self.buffer == "sbuf" else AccessPattern
+                self._whole = kind(self.storage, pattern, 0, row_size=math.prod(self.shape[1:]))
+        return self._whole
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.storage.dtype
+
+    @property
+    def buffer(self) -> str:
+        return "sbuf" if isinstance(self.storage, SbufTile) else "hbm"
+
+    @property
+    def name(self) -> str:
+        return self.storage.name
+
+    def __repr__(self) -> str:
+        return f"NkiTensor({self.name}, {self.buffer}, {self.dtype}{list(self.shape)})"
 
     def reshape(self, shape) -> "NkiTensor":
         shape = tuple(int(s) for s in shape)
         if math.prod(shape) != math.prod(self.shape):
             raise InvalidValueError(f"cannot reshape {self.name} of shape {self.shape} ({math.prod(self.shape)} elements) "
                                     f"to {shape} ({math.prod(shape)} elements)")
-        if self.buffer == "sbuf" and shape[0] != self.shape[0]:
-            raise InvalidValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]}, "
-                                    f"got {shape}")
+        if self.buffer == "sbuf" and (shape[0] != self.shape[0] or self.par_axis):
+            raise InvalidValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]} "
+                                    f"first, got {shape}")
         return NkiTensor(self.storage, shape)
 
     def ap(self, pattern, offset=0, vector_offset=None, indirect_dim=None) -> AccessPattern:
@@ -145,10 +186,10 @@ class NkiTensor:
                              indirect_dim, row_size=math.prod(self.shape[1:]))
 
     def __getitem__(self, key) -> AccessPattern | IndexedAccess:
-        """Basic indexing (integers, slices) as an access pattern; with nl.arange expressions or an index
-        tile, an IndexedAccess for nl.load / nl.store."""
+        """Basic indexing (integers, slices) as an access pattern (a TileView on SBUF); with nl.arange
+        expressions or an index tile, an IndexedAccess for nl.load / nl.store."""
         if (type(key) is tuple and len(key) == 2 == len(self.shape) and type(key[0]) is slice
-                and type(key[1]) is slice and key[0].step is None and key[1].step is None):
+                and type(key[1]) is slice and key[0].step is None and key[1].step is None and not self.par_axis):
             return self._rectangle(key[0], key[1])
         key = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, (IndexExpr, NkiTensor)) for k in key):
@@ -159,27 +200,56 @@ class NkiTensor:
         if len(key) > len(self.shape):
             raise InvalidValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
         key = key + (slice(None),) * (len(self.shape) - len(key))
-        strides = row_major_strides(self.shape)
-        offset, pattern = 0, []
+        strides, sbuf = self._strides(), self.buffer == "sbuf"
+        offset, pattern, partition = 0, [], None
         for axis, (k, n, stride) in enumerate(zip(key, self.shape, strides)):
             if isinstance(k, slice):
                 start, stop, step = k.indices(n)
                 if step <= 0 or stop <= start:
                     raise InvalidValueError(f"{self.name}[{key}]: axis {axis} selects nothing or steps backwards")
                 offset += start * stride
-                pattern.append((stride * step, len(range(start, stop, step))))
-            elif isinstance(k, (int, np.integer)):
+                pair = (stride * step, len(range(start, stop, step)))
+            elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
                 if not -n <= k < n:
                     raise InvalidValueError(f"index {k} is out of range for axis {axis} of {self.name} (size {n})")
                 offset += (k % n) * stride
-                if axis == 0 and self.buffer == "sbuf":
-                    pattern.append((stride, 1))  # the partition dimension always stays
+                pair = (stride, 1) if sbuf and axis == self.par_axis else None  # the partition axis always stays
             else:
                 raise InvalidTypeError(f"{self.name} takes integers and slices as indices, got {k!r}")
-        if self.buffer == "sbuf" and len(pattern) == 1:
+            if pair is not None and sbuf and axis == self.par_axis:
+                partition = pair
+            elif pair is not None:
+                pattern.append(pair)
+        if not sbuf:
+            return AccessPattern(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
+        pattern.insert(0, partition)
+        if len(pattern) == 1:
             pattern.append((1, 1))
-        return AccessPattern(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
+        return TileView(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
 
+    def _strides(self) -> list[int]:
+        """Each axis's step in storage: row-major for HBM; on SBUF the partition axis steps a whole partition
+        row and the other axes lie row-major in the free dimension."""
+        if self.buffer != "sbuf" or not self.par_axis:
+            return row_major_strides(self.shape)
+        rest = [n for k, n in enumerate(self.shape) if k != self.par_axis]
+        inner = iter(row_major_strides(rest))
+        return [self.storage.free_size if k == self.par_axis else next(inner) for k in range(len(self.shape))]
+
+    def __setitem__(self, key, value) -> None:
+        """``tile[key] = value``: a tile or view (broadcast along free axes, cast to the tile's dtype) is copied
+        in by the vector engine; a number is written by a memset."""
+        if self.buffer != "sbuf":
+            raise InvalidTypeError(f"assigning into the HBM tensor {self.name} is a DMA: use nl.store or "
+                                   f"nisa.dma_copy")
+        dst = self[key]
+        if is_scalar(value):
+            ELEMENTWISE["memset"](dst, value)
+            return
+        value = as_ap(value)
+        if value.tensor is dst.tensor and value.pattern == dst.pattern and value.offset == dst.offset:
+            return  # t[k] += x wrote in place; Python's follow-up t[k] = t[k] has nothing to copy
+        ELEMENTWISE["copy_into"](dst, broadcast_to(value, dst.shape, "tile[...] ="))
 
     def _rectangle(self, rows: slice, cols: slice) -> AccessPattern:
         """t[a:b, c:d] of a 2-D tensor, the commonest index in kernels, without the general walk."""
@@ -189,37 +259,87 @@ class NkiTensor:
         width = self.shape[1]
         if p0 == 0 == f0 and p1 == self.shape[0] and f1 == width:
             return self.whole  # the very same pattern, made once: fewer objects to build, check and view
-        return AccessPattern(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
+        kind = TileView if self.buffer == "sbuf" else AccessPattern
+        return kind(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
 
 
 def _describe(x) -> str:
     return repr(x) if isinstance(x, NkiTensor) else f"{type(x).__name__} {x!r}"
 
 
+def is_tile(x) -> bool:
+    """An SBUF tile or a view of one (what the engines compute on)."""
+    return (isinstance(x, NkiTensor) and x.buffer == "sbuf") or (isinstance(x, AccessPattern) and x.is_sbuf)
+
+
 def _check_tile(operator: str, x) -> None:
-    if isinstance(x, NkiTensor) and x.buffer != "sbuf":
+    if isinstance(x, (NkiTensor, AccessPattern)) and not is_tile(x):
         raise InvalidTypeError(f"the operator {operator} requires SBUF tiles and numbers, got the HBM tensor "
                                f"{_describe(x)}; load it into a tile with nl.load first")
 
 
-def _binary(symbol: str, op: str, x, y):
-    """``x symbol y`` on tiles and numbers: the nl function ``op`` with the promoted dtype."""
+def _check_operands(symbol: str, x, y) -> None:
     for v in (x, y):
-        if isinstance(v, NkiTensor):
+        if isinstance(v, (NkiTensor, AccessPattern)):
             _check_tile(symbol, v)
         elif not is_scalar(v):
             hint = ("; make a tile of an nl.arange expression with nisa.iota(expr, dtype=...) first"
                     if isinstance(v, IndexExpr) else "")
             raise InvalidTypeError(f"the operator {symbol} requires SBUF tiles and numbers, got "
                                    f"{_describe(x)} {symbol} {_describe(y)}{hint}")
-    if isinstance(x, NkiTensor) and isinstance(y, NkiTensor) and x.shape != y.shape:
-        raise InvalidValueError(f"the operator {symbol} requires tiles of one shape, got {_describe(x)} {symbol} "
-                                f"{_describe(y)}")
+
+
+def _binary(symbol: str, op: str, x, y):
+    """``x symbol y`` on tiles and numbers: the nl function ``op`` with the promoted dtype."""
+    _check_operands(symbol, x, y)
+    if not is_scalar(x) and not is_scalar(y):
+        free_shape_broadcast(as_ap(x).shape, as_ap(y).shape, f"the operator {symbol}")
     return ELEMENTWISE[op](x, y, dtype=result_dtype(op, x, y))
 
 
+def _in_place(symbol: str, op: str, x, y):
+    """``x symbol y``: x op y written into x itself (in x's dtype), as NKI's in-place tile operators do."""
+    _check_operands(symbol, x, y)
+    dst = as_ap(x)
+    ELEMENTWISE[op](x, y, dtype=dst.dtype, out=dst)
+    return x
+
+
+def free_shape_broadcast(a: tuple, b: tuple, what: str) -> tuple:
+    """The broadcast shape of two tile shapes (partition axis first): numpy's rule on the free axes, a (P,)
+    tile counting as (P, 1); the partition counts must agree."""
+    a, b = (a if len(a) > 1 else (a[0], 1)), (b if len(b) > 1 else (b[0], 1))
+    if a[0] != b[0]:
+        raise InvalidValueError(f"{what} requires tiles with the same partitions, got shapes {a} and {b}")
+    try:
+        return (a[0], *np.broadcast_shapes(a[1:], b[1:]))
+    except ValueError:
+        raise InvalidValueError(f"{what} requires tile shapes that broadcast along free axes, got {a} and {b}") \
+            from None
+
+
+def broadcast_to(ap: AccessPattern, shape: tuple, what: str) -> AccessPattern:
+    """``ap`` read as ``shape`` (partition axis first): free axes of size 1 repeat through step-0 pairs, as
+    numpy broadcasting would; a (P,) tile counts as (P, 1)."""
+    if ap.shape == tuple(shape):
+        return ap
+    pairs = list(ap.pattern)
+    if len(shape) == 1:
+        shape = (shape[0], 1)
+    free, target = pairs[1:], list(shape[1:])
+    while len(free) < len(target):
+        free.insert(0, (0, 1))
+    while len(free) > len(target) and free[0][1] == 1:
+        free.pop(0)
+    if len(free) != len(target) or pairs[0][1] != shape[0] \
+            or any(n != t and n != 1 for (_, n), t in zip(free, target)):
+        raise InvalidValueError(f"{what} cannot broadcast {ap.describe()} of shape {ap.shape} to {tuple(shape)}")
+    free = [(s, n) if n == t else (0, t) for (s, n), t in zip(free, target)]
+    return AccessPattern(ap.tensor, (pairs[0], *free), ap.offset, ap.vector_offset, ap.indirect_dim, ap.row_size)
+
+
 def as_ap(x) -> AccessPattern:
-    """A whole tensor handle or an access pattern, as an access pattern."""
+    """A whole tensor handle or an access pattern (a view), as an access pattern."""
     if isinstance(x, AccessPattern):
         return x
     if isinstance(x, NkiTensor):

@@ -1,0 +1,208 @@
+"""N-D tiles and index expressions, as NKI documents them: nl.arange on any axis of a grid, nl.mgrid, masks
+that keep a box, tiles with block axes before nl.par_dim, views that compute like tiles, broadcasting along
+free axes, tile[...] = value and +=, reductions (nl.sum/max/min/mean, nisa.tensor_reduce), masked DMAs."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resize_kernels.errors import InvalidValueError
+from resize_kernels.machine.simulator import run
+from resize_kernels.nki import isa as nisa
+from resize_kernels.nki import language as nl
+from resize_kernels.nki import trace
+
+F32, BF16 = np.float32, ml_dtypes.bfloat16
+
+
+def simulate(kernel, *arrays):
+    program = trace(kernel, *arrays)
+    outs = run(program, list(arrays))
+    return program, (outs[0] if len(outs) == 1 else outs)
+
+
+def hbm_out(shape, dtype=nl.float32):
+    return nl.ndarray(shape, dtype=dtype, buffer=nl.shared_hbm, name="out")
+
+
+# -- index expressions ---------------------------------------------------------------------------
+
+def test_arange_on_any_axis_and_mgrid_give_the_same_values_as_numpy():
+    def kernel(x):
+        i_p = nl.arange(4)[:, None, None]
+        i_y = nl.arange(3)[None, :, None]
+        i_z = nl.arange(5)[None, None, :]
+        g = nl.mgrid[0:4, 0:3, 0:5]
+        assert g.p.coefs == i_p.coefs and g.x.coefs == i_y.coefs and g.y.coefs == i_z.coefs
+        want = np.mgrid[0:4, 0:3, 0:5]
+        expr = 2 * i_p + 7 - i_z + 3 * i_y
+        np.testing.assert_array_equal(np.broadcast_to(expr.values(), (4, 3, 5)),
+                                      2 * want[0] + 7 - want[2] + 3 * want[1])
+        ip, ix = nl.mgrid[0:2, 0:6]  # unpacked, as NKI writes it
+        assert (ip.rank, ix.rank, ix.sizes) == (2, 2, (None, 6))
+        with pytest.raises(AttributeError, match="an nl.mgrid of 2 axes has no axis 'y'"):
+            nl.mgrid[0:2, 0:6].y
+        with pytest.raises(InvalidValueError, match="grids of 3 and 2 axes cannot combine"):
+            i_p + ix
+        with pytest.raises(InvalidValueError, match="nl.mgrid takes ranges 0:n"):
+            nl.mgrid[1:3]
+        return hbm_out((1, 1))
+    trace(kernel, np.zeros((1, 1), F32))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6), st.integers(-2, 7), st.integers(-2, 7),
+       st.integers(-2, 7))
+def test_a_masks_box_is_where_every_term_holds(p, y, z, bp, by, bz):
+    g = nl.mgrid[0:p, 0:y, 0:z]
+    mask = (g.p < bp) & (g.x < by) & (g.y + 1 <= bz)
+    keep = (np.mgrid[0:p, 0:y, 0:z][0] < bp) & (np.mgrid[0:p, 0:y, 0:z][1] < by) & (np.mgrid[0:p, 0:y, 0:z][2] + 1 <= bz)
+    if not keep.any():
+        with pytest.raises(InvalidValueError, match="keeps no element"):
+            mask.box((p, y, z))
+        return
+    box = mask.box((p, y, z))
+    assert all(keep[tuple(slice(lo, hi) for lo, hi in box)].ravel()) and sum(keep.ravel()) == np.prod(
+        [hi - lo for lo, hi in box])
+
+
+# -- tiles with block axes, views, setitem, broadcasting ---------------------------------------------
+
+def test_block_axes_before_par_dim_are_separate_tiles_on_the_same_partitions():
+    x = np.arange(2 * 4 * 3, dtype=F32).reshape(2, 4, 3)  # (block, partition, free)
+
+    def kernel(t):
+        tiles = nl.ndarray((2, nl.par_dim(4), 3), dtype=nl.float32)
+        for b in range(2):
+            nisa.dma_copy(dst=tiles[b], src=t[b])
+        tiles[1, 1:3, 2] = 100.0  # a memset of a view
+        tiles[0] += tiles[1]  # in place, block by block
+        out = hbm_out((2, 4, 3))
+        for b in range(2):
+            nisa.dma_copy(dst=out[b], src=tiles[b, :, :])
+        return out
+
+    program, got = simulate(kernel, x)
+    want = x.copy()
+    want[1, 1:3, 2] = 100
+    want[0] += want[1]
+    np.testing.assert_array_equal(got, want)
+    tile = next(t for t in program.instructions if t.opcode == "memset").dst.tensor
+    assert (tile.partitions, tile.free_shape) == (4, (2, 3))  # blocks lie in the free dimension
+
+
+def test_views_take_tile_operators_and_broadcast_along_free_axes():
+    x = (np.arange(4 * 6, dtype=F32).reshape(4, 6) - 7) / 4
+    col = np.arange(4, dtype=F32).reshape(4, 1) + 0.5
+
+    def kernel(a, c):
+        ta, tc = nl.load(a[0:4, 0:6]), nl.load(c[0:4, 0:1])
+        y = ta[:, 1:5] * tc  # (4, 4) view times (4, 1): step-0 broadcast
+        z = nl.sum(ta, axis=[1])  # (4,)
+        w = y - z  # (4, 4) with (4,): as (4, 1)
+        out = hbm_out((4, 4))
+        nl.store(out[0:4, 0:4], value=w)
+        return out
+
+    _, got = simulate(kernel, x, col)
+    z = np.add.accumulate(x, axis=1)[:, -1:]
+    np.testing.assert_array_equal(got, (x[:, 1:5] * col) - z)
+
+
+def test_assigning_a_wider_dtype_casts_and_scalars_memset():
+    def kernel(a):
+        t = nl.zeros((nl.par_dim(2), 4), dtype=nl.bfloat16)
+        t[:, 0:2] = nl.load(a[0:2, 0:2])  # float32 -> bfloat16, rounding to nearest even
+        t[:, 3] = 2.5
+        out = hbm_out((2, 4), nl.bfloat16)
+        nl.store(out[0:2, 0:4], value=t)
+        return out
+
+    a = np.array([[1.00390625, 3.0], [-1.5, 1e-3]], F32)
+    _, got = simulate(kernel, a)
+    want = np.zeros((2, 4), BF16)
+    want[:, 0:2] = a.astype(BF16)
+    want[:, 3] = 2.5
+    assert got.dtype == BF16 and np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+# -- reductions ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn, np_fn", [(nl.sum, None), (nl.max, np.max), (nl.min, np.min)])
+@pytest.mark.parametrize("axis, keepdims", [([2], False), ([-2, -1], False), ([1, 2], True)])
+def test_reductions_over_trailing_free_axes(fn, np_fn, axis, keepdims, rng=np.random.default_rng(3)):
+    x = rng.standard_normal((8, 3, 5)).astype(F32) * 100
+
+    def kernel(a):
+        t = nl.load(a[nl.arange(8)[:, None, None], nl.arange(3)[None, :, None], nl.arange(5)[None, None, :]])
+        r = fn(t, axis=axis, keepdims=keepdims)
+        out = hbm_out(tuple(as_shape(r)))
+        nisa.dma_copy(dst=out, src=r)
+        return out
+
+    def as_shape(r):
+        return r.shape if len(r.shape) > 1 else (*r.shape, 1)
+
+    _, got = simulate(kernel, x)
+    axes = tuple(a % 3 for a in axis)
+    if np_fn is None:  # float32 in order: a running sum, element by element, row-major
+        flat = x.reshape(8, -1) if axes == (1, 2) else x
+        want = np.add.accumulate(flat, axis=-1)[..., -1]
+    else:
+        want = np_fn(x, axis=axes)
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+def test_mean_and_masked_sum():
+    x = np.arange(4 * 6, dtype=F32).reshape(4, 6)
+
+    def kernel(a):
+        t = nl.load(a[0:4, 0:6])
+        i_f = nl.arange(6)[None, :]
+        m = nl.mean(t, axis=[1])
+        s = nl.sum(t, axis=[1], mask=(i_f < 4) & (nl.arange(4)[:, None] < 4))
+        out = hbm_out((4, 2))
+        both = nl.ndarray((4, 2), nl.float32)
+        both[:, 0] = m
+        both[:, 1] = s
+        nisa.dma_copy(dst=out, src=both)
+        return out
+
+    _, got = simulate(kernel, x)
+    np.testing.assert_array_equal(got[:, 0], np.add.accumulate(x, axis=1)[:, -1] * np.float32(1 / 6))
+    np.testing.assert_array_equal(got[:, 1], x[:, :4].sum(axis=1))
+
+
+def test_reductions_name_bad_axes():
+    def kernel(a):
+        t = nl.load(a[0:4, 0:6])
+        with pytest.raises(InvalidValueError, match=r"nl.sum requires axis to name the last free axes"):
+            nl.sum(t, axis=[0])
+        u = nl.ndarray((4, 2, 3), nl.float32)
+        with pytest.raises(InvalidValueError, match=r"nl.max requires axis to name the last free axes"):
+            nl.max(u, axis=[1])
+        with pytest.raises(InvalidValueError, match=r"nisa.tensor_reduce requires axis to be the last free axes"):
+            nisa.tensor_reduce(nl.ndarray((4, 3), nl.float32), nl.add, u, axis=1)
+        return hbm_out((1, 1))
+    trace(kernel, np.zeros((4, 6), F32))
+
+
+# -- masked DMAs ---------------------------------------------------------------------------------------
+
+def test_a_masked_dma_copy_cuts_both_sides_to_the_box():
+    x = np.arange(5 * 3 * 4, dtype=F32).reshape(5, 3, 4)  # 5 rows: the second tile of 4 partitions has 1
+
+    def kernel(a):
+        out = hbm_out((5, 3, 4))
+        for start in (0, 4):
+            t = nl.ndarray((nl.par_dim(4), 3, 4), dtype=nl.float32)
+            i_p = nl.arange(4)[:, None, None] + start
+            nisa.dma_copy(dst=t, src=a[start:start + 4, :, :], mask=(i_p < 5))
+            nl.store(out[start:start + 4, :, :], value=t, mask=(i_p < 5))
+        return out
+
+    program, got = simulate(kernel, x)
+    np.testing.assert_array_equal(got, x)
+    assert [d.dst.shape[0] for d in program.dmas()] == [4, 4, 1, 1]
