@@ -39,5 +39,5 @@ def test_unsupported_dtypes_are_named(bad):
 
 
 def test_supported_dtypes():
-    assert [dtypes.short_name(d) for d in dtypes.SUPPORTED] == ["f32", "bf16", "f16", "i32", "i16", "i8", "u8"]
+    assert [dtypes.short_name(d) for d in dtypes.SUPPORTED] == ["f32", "bf16", "f16", "i32", "i16", "i8", "u8", "u16", "u32"]
     assert dtypes.as_dtype("bf16") == dtypes.bfloat16

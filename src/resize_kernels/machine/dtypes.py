@@ -20,13 +20,16 @@ int32 = np.dtype(np.int32)
 int16 = np.dtype(np.int16)
 int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
 
 #: Supported dtypes and their short names in listings.
-SHORT_NAMES = {float32: "f32", bfloat16: "bf16", float16: "f16", int32: "i32", int16: "i16", int8: "i8", uint8: "u8"}
+SHORT_NAMES = {float32: "f32", bfloat16: "bf16", float16: "f16", int32: "i32", int16: "i16", int8: "i8", uint8: "u8",
+               uint16: "u16", uint32: "u32"}
 SUPPORTED = tuple(SHORT_NAMES)
 
 _NAMES = {"float32": float32, "bfloat16": bfloat16, "float16": float16,
-          "int32": int32, "int16": int16, "int8": int8, "uint8": uint8}
+          "int32": int32, "int16": int16, "int8": int8, "uint8": uint8, "uint16": uint16, "uint32": uint32}
 _NAMES.update({short: dt for dt, short in SHORT_NAMES.items()})
 
 

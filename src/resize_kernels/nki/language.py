@@ -34,6 +34,8 @@ from .tracer import current
 
 float32, bfloat16, float16 = dtypes.float32, dtypes.bfloat16, dtypes.float16
 int32, int16, int8, uint8 = dtypes.int32, dtypes.int16, dtypes.int8, dtypes.uint8
+uint16, uint32 = dtypes.uint16, dtypes.uint32
+bool_ = dtypes.uint8  # NKI stores booleans as uint8
 
 sbuf = "sbuf"
 shared_hbm = "shared_hbm"  # shared by every SPMD instance of a launch (a kernel's outputs live here)
