@@ -41,7 +41,7 @@ def test_arange_on_any_axis_and_mgrid_give_the_same_values_as_numpy():
         np.testing.assert_array_equal(np.broadcast_to(expr.values(), (4, 3, 5)),
                                       2 * want[0] + 7 - want[2] + 3 * want[1])
         ip, ix = nl.mgrid[0:2, 0:6]  # unpacked, as NKI writes it
-        assert (ip.rank, ix.rank, ix.sizes) == (2, 2, (None, 6))
+        assert (ip.rank, ix.rank, ix.sizes) == (2, 2, (2, 6))  # dense: every index spans the whole grid
         with pytest.raises(AttributeError, match="an nl.mgrid of 2 axes has no axis 'y'"):
             nl.mgrid[0:2, 0:6].y
         with pytest.raises(InvalidValueError, match="grids of 3 and 2 axes cannot combine"):
@@ -206,3 +206,76 @@ def test_a_masked_dma_copy_cuts_both_sides_to_the_box():
     program, got = simulate(kernel, x)
     np.testing.assert_array_equal(got, x)
     assert [d.dst.shape[0] for d in program.dmas()] == [4, 4, 1, 1]
+
+
+# -- affine views of SBUF tiles, nl.where, limits ------------------------------------------------------
+
+def test_sliding_windows_through_mgrid_are_strided_views():
+    """operand[p, 2 i + y, 2 j + x]: every 3x3 window at stride 2 of a padded image, as one view."""
+    img = np.arange(4 * 7 * 7, dtype=F32).reshape(4, 7, 7)
+
+    def kernel(a):
+        t = nl.load(a[0:4, 0:7, 0:7])
+        g = nl.mgrid[0:4, 0:3, 0:3, 0:3, 0:3]  # p, i, j, y, x
+        win = nl.copy(t[g.p, 2 * g.x + g.z, 2 * g.y + g[4]])
+        out = hbm_out((4, 3, 3, 3, 3))
+        nisa.dma_copy(dst=out, src=win)
+        return out
+
+    _, got = simulate(kernel, img)
+    p, i, j, y, x = np.mgrid[0:4, 0:3, 0:3, 0:3, 0:3]
+    np.testing.assert_array_equal(got, img[p, 2 * i + y, 2 * j + x])
+
+
+def test_strided_writes_through_mgrid():
+    def kernel(a):
+        t = nl.zeros((nl.par_dim(2), 5, 5), dtype=nl.float32)
+        g = nl.mgrid[0:2, 0:2, 0:2]
+        t[g.p, 2 * g.x + 1, 2 * g.y] = nl.load(a[0:2, 0:2, 0:2])
+        out = hbm_out((2, 5, 5))
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    a = np.arange(8, dtype=F32).reshape(2, 2, 2) + 1
+    _, got = simulate(kernel, a)
+    want = np.zeros((2, 5, 5), F32)
+    want[:, 1::2, 0:4:2] = a
+    np.testing.assert_array_equal(got, want)
+
+
+def test_where_selects_and_broadcasts():
+    c = np.array([[1, 0, 2], [0, 0, 1]], np.uint8)
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    col = np.array([[10.0], [20.0]], F32)
+
+    def kernel(cond, a, b):
+        tc, ta, tb = nl.load(cond[0:2, 0:3]), nl.load(a[0:2, 0:3]), nl.load(b[0:2, 0:1])
+        w1 = nl.where(tc, ta, -1.5)
+        w2 = nl.where(tc, tb, ta, dtype=nl.int32)
+        out = hbm_out((2, 6))
+        both = nl.ndarray((2, 6), nl.float32)
+        both[:, 0:3] = w1
+        both[:, 3:6] = w2
+        nisa.dma_copy(dst=out, src=both)
+        return out
+
+    program, got = simulate(kernel, c, x, col)
+    np.testing.assert_array_equal(got[:, :3], np.where(c != 0, x, np.float32(-1.5)))
+    np.testing.assert_array_equal(got[:, 3:], np.where(c != 0, col, x))
+    assert program.counts()["select"] == 2
+
+
+def test_limits_and_bfloat16_scalars():
+    assert nl.finfo(nl.bfloat16).min == ml_dtypes.finfo(ml_dtypes.bfloat16).min
+    assert nl.finfo(nl.float32).max == np.finfo(np.float32).max and nl.iinfo(nl.uint32).max == 2**32 - 1
+    with pytest.raises(TypeError, match="nl.finfo requires a float dtype, got int32"):
+        nl.finfo(nl.int32)
+
+    def kernel(a):
+        t = nl.full((nl.par_dim(2), 3), fill_value=nl.finfo(nl.bfloat16).min, dtype=nl.bfloat16)
+        out = hbm_out((2, 3), nl.bfloat16)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    _, got = simulate(kernel, np.zeros((1, 1), F32))
+    assert (got == ml_dtypes.finfo(ml_dtypes.bfloat16).min).all()

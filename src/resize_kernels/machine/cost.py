@@ -9,10 +9,10 @@ Assumptions, each with its source (HARDWARE.md unless marked ASSUMED):
 
 E1  Vector engine clock 1.12 GHz on trn1 (NeuronCore-v2), 0.96 GHz on trn2 (v3).
 E2  A vector instruction (tensor_scalar, tensor_copy, tensor_tensor, memset,
-    tensor_reduce) costs ``80 + max(64, k * N)`` cycles for N free elements per
-    partition of its destination (of its input for tensor_reduce, which the NKI
-    docs cost as max(MIN_II, N) of the input) and k tensor inputs (2 for
-    tensor_tensor, else 1): "about N
+    tensor_reduce, select) costs ``80 + max(64, k * N)`` cycles for N free
+    elements per partition of its destination (of its input for tensor_reduce,
+    which the NKI docs cost as max(MIN_II, N) of the input) and k tensor inputs
+    (2 for tensor_tensor, the tile operands of select, else 1): "about N
     cycles, 2N with two tensor inputs, a floor of about 64 cycles, about 60-100
     cycles fixed overhead"; we take 80, the middle of 60-100.
 E3  iota costs ``150 + N`` GpSimd cycles, the documented figure as it stands.
@@ -70,7 +70,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from .access import AccessPattern
-from .isa import DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorReduce, TensorTensor
+from .isa import DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorReduce
 from .memory import SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
@@ -132,7 +132,7 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
     n = free_elements(inst.data if isinstance(inst, TensorReduce) else inst.dst)  # a reduce streams its input
     if isinstance(inst, Iota):
         return params.iota_fixed_cycles + n
-    inputs = 2 if isinstance(inst, TensorTensor) else 1
+    inputs = max(1, len(inst.sources()))  # E2: k tensor inputs (2 for tensor_tensor, up to 3 for select)
     if inst.engine not in ("vector", "scalar"):
         raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
                                 f"add them to machine/cost.py")

@@ -157,6 +157,30 @@ class TensorTensor(Instruction):
 
 
 @dataclass(eq=False)
+class Select(Instruction):
+    """dst = on_true where predicate != 0, else on_false, elementwise (nl.where), on the vector engine.
+
+    on_true and on_false are tiles or float32 scalars; values go through float32 and are cast to dst's dtype,
+    as every arithmetic instruction's do.
+    """
+
+    dst: AccessPattern
+    predicate: AccessPattern
+    on_true: "AccessPattern | float"
+    on_false: "AccessPattern | float"
+    engine = "vector"
+    opcode = "select"
+
+    def sources(self):
+        return tuple(x for x in (self.predicate, self.on_true, self.on_false) if isinstance(x, AccessPattern))
+
+    def operands_text(self):
+        def text(x):
+            return x.describe() if isinstance(x, AccessPattern) else _scalar(x)
+        return f"{text(self.predicate)} ? {text(self.on_true)} : {text(self.on_false)}"
+
+
+@dataclass(eq=False)
 class TensorReduce(Instruction):
     """dst = op over the last ``axes`` free axes of data, per partition (nisa.tensor_reduce), in float32.
 

@@ -31,6 +31,7 @@ from .isa import (
     Program,
     TensorCopy,
     TensorScalar,
+    Select,
     TensorReduce,
     TensorTensor,
 )
@@ -226,6 +227,20 @@ class Executable:
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
         return lambda: np.copyto(dst, cast(to_f32(src), out_dtype))
 
+    def _select(self, n: int, inst: Select):
+        dst, pred = self._sbuf_view(inst.dst), self._sbuf_view(inst.predicate)
+        out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
+
+        def operand(x):
+            if isinstance(x, AccessPattern):
+                v = self._sbuf_view(x)
+                return lambda: to_f32(v)
+            c = np.float32(x)
+            return lambda: c
+
+        on_true, on_false = operand(inst.on_true), operand(inst.on_false)
+        return lambda: np.copyto(dst, cast(np.where(pred != 0, on_true(), on_false()).astype(np.float32), out_dtype))
+
     def _tensor_reduce(self, n: int, inst: TensorReduce):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
         f, out_dtype, to_f32, cast = ALU_OPS[inst.op], dst.dtype, dtypes.to_f32, dtypes.cast
@@ -393,7 +408,7 @@ class Executable:
 
 Executable._PREPARE = {
     Iota: Executable._iota, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
-    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Activation: Executable._activation, Memset: Executable._memset,
+    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
 }
 

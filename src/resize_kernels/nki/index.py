@@ -149,7 +149,8 @@ class MGrid:
                     or s.stop < 1:
                 raise InvalidValueError(f"nl.mgrid takes ranges 0:n with n >= 1, got {s!r}")
             sizes.append(int(s.stop))
-        return Grid([IndexExpr.axis(k, len(sizes), n) for k, n in enumerate(sizes)])
+        return Grid([IndexExpr(tuple(int(j == k) for j in range(len(sizes))), 0, tuple(sizes))
+                     for k in range(len(sizes))])  # dense, as numpy's mgrid: each index spans the whole grid
 
 
 class Grid(tuple):
@@ -240,7 +241,7 @@ class IndexedAccess:
         exprs = [k for k in self.key if isinstance(k, IndexExpr)]
         rank = max([e.rank for e in exprs], default=2)
         offset, steps, sizes, gather, row_size = 0, [0] * rank, [None] * rank, None, 0
-        for axis, (k, stride) in enumerate(zip(self.key, row_major_strides(t.shape))):
+        for axis, (k, stride) in enumerate(zip(self.key, t.storage_strides())):
             if _is_int(k):
                 offset += int(k) * stride
             elif isinstance(k, IndexExpr):

@@ -6,10 +6,12 @@ scalar operands are Python numbers, used as float32 by the engines.
 
 from __future__ import annotations
 
+
 from ..errors import InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine import isa as m
 from .index import IndexExpr, cut
+from .promotion import is_scalar
 from .tensor import as_ap
 from .tracer import current
 
@@ -101,6 +103,13 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False) -> None:
         raise InvalidValueError(f"nisa.tensor_reduce requires axis to be the last free axes of the tile, ending at "
                                 f"axis {rank - 1} (not the partition axis 0), got {axis!r} for shape {data.shape}")
     current().emit(m.TensorReduce(as_ap(dst), data, m.alu_op(op), len(axes), bool(negate)))
+
+
+def select(dst, predicate, on_true, on_false) -> None:
+    """dst = on_true where predicate != 0, else on_false (tiles or numbers), elementwise on the vector engine."""
+    def operand(x):
+        return float(x) if is_scalar(x) else as_ap(x)
+    current().emit(m.Select(as_ap(dst), as_ap(predicate), operand(on_true), operand(on_false)))
 
 
 def memset(dst, value) -> None:

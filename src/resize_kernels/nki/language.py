@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import InvalidTypeError, InvalidValueError, not_simulated
@@ -29,6 +30,7 @@ from . import isa as nisa
 from . import tensor as _tensor
 from ..machine.access import AccessPattern
 from .index import Arange, IndexedAccess, Mask, MGrid, cut
+from .promotion import is_scalar, operand_dtype, promote_types
 from .tensor import as_ap
 from .tracer import current
 
@@ -80,7 +82,7 @@ class AluOp:
 
 
 def _is_scalar(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating))
+    return is_scalar(x)
 
 
 def _result_dtype(tile):
@@ -95,6 +97,39 @@ del _name
 def negative(x, dtype=None):
     """-x elementwise (a multiply by -1 on the vector engine), as a new tile of x's dtype (or ``dtype``)."""
     return multiply(x, -1, dtype=dtype or x.dtype)
+
+
+def where(condition, x, y, dtype=None):
+    """x where condition (a tile) is nonzero, else y; x and y are tiles or numbers, broadcast along free axes.
+    The result is a new tile of ``dtype`` (default: x and y promoted as nl's arithmetic does)."""
+    shape = as_ap(condition).shape
+    for v in (x, y):
+        if not _is_scalar(v):
+            shape = _tensor.free_shape_broadcast(shape, as_ap(v).shape, "nl.where")
+    if dtype is None:
+        dtype = promote_types(operand_dtype(x), operand_dtype(y))
+    out = ndarray(shape, dtype, name="where")
+
+    def operand(v):
+        return v if _is_scalar(v) else _tensor.broadcast_to(as_ap(v), shape, "nl.where")
+    nisa.select(out, operand(condition), operand(x), operand(y))
+    return out
+
+
+def finfo(dtype):
+    """Machine limits of a float dtype (``nl.finfo(nl.bfloat16).min``), as ml_dtypes / numpy give them."""
+    dt = dtypes.as_dtype(dtype, "nl.finfo")
+    if dt.kind != "f" and dt != bfloat16:
+        raise InvalidTypeError(f"nl.finfo requires a float dtype, got {dt}; use nl.iinfo for integers")
+    return ml_dtypes.finfo(dt)
+
+
+def iinfo(dtype):
+    """Machine limits of an integer dtype (``nl.iinfo(nl.int32).max``)."""
+    dt = dtypes.as_dtype(dtype, "nl.iinfo")
+    if dt.kind not in "iu":
+        raise InvalidTypeError(f"nl.iinfo requires an integer dtype, got {dt}; use nl.finfo for floats")
+    return np.iinfo(dt)
 
 
 def _copy_into(dst, src) -> None:

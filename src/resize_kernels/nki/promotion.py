@@ -25,14 +25,15 @@ from ..machine import dtypes
 
 
 def is_scalar(x) -> bool:
-    """A Python or numpy number (an operand the engines take as an immediate float32)."""
-    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
+    """A Python or numpy number, ml_dtypes' bfloat16 too (an operand the engines take as an immediate float32)."""
+    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)) or (
+        isinstance(x, np.generic) and x.dtype == dtypes.bfloat16)
 
 
 def scalar_dtype(x) -> np.dtype:
     """The dtype a scalar operand counts as: its own for a numpy scalar of a machine dtype, else the widest."""
-    if isinstance(x, (np.integer, np.floating)) and np.dtype(type(x)) in dtypes.SUPPORTED:
-        return np.dtype(type(x))
+    if isinstance(x, np.generic) and x.dtype in dtypes.SUPPORTED:
+        return x.dtype
     if isinstance(x, (bool, np.bool_)):
         return dtypes.uint8
     if isinstance(x, (int, np.integer)):

@@ -193,14 +193,21 @@ class NkiTensor(TileOps):
             return self._rectangle(key[0], key[1])
         key = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, (IndexExpr, NkiTensor)) for k in key):
-            return IndexedAccess(self, key)
+            access = IndexedAccess(self, key)
+            if self.buffer != "sbuf":
+                return access  # for nl.load / nl.store (a gather when an index tile is in the key)
+            if any(isinstance(k, NkiTensor) for k in key):
+                raise InvalidTypeError(f"SBUF tile {self.name} is indexed with integers, slices and nl.arange / "
+                                       f"nl.mgrid expressions; an index tile gathers only from HBM")
+            ap = access.to_ap()[0]  # an affine walk of the tile: a view
+            return TileView(ap.tensor, ap.pattern, ap.offset, row_size=ap.row_size)
         if Ellipsis in key:
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
         if len(key) > len(self.shape):
             raise InvalidValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
         key = key + (slice(None),) * (len(self.shape) - len(key))
-        strides, sbuf = self._strides(), self.buffer == "sbuf"
+        strides, sbuf = self.storage_strides(), self.buffer == "sbuf"
         offset, pattern, partition = 0, [], None
         for axis, (k, n, stride) in enumerate(zip(key, self.shape, strides)):
             if isinstance(k, slice):
@@ -227,7 +234,7 @@ class NkiTensor(TileOps):
             pattern.append((1, 1))
         return TileView(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
 
-    def _strides(self) -> list[int]:
+    def storage_strides(self) -> list[int]:
         """Each axis's step in storage: row-major for HBM; on SBUF the partition axis steps a whole partition
         row and the other axes lie row-major in the free dimension."""
         if self.buffer != "sbuf" or not self.par_axis:
