@@ -169,3 +169,14 @@ def test_the_pytest_plugin_runs_a_repositorys_tests_under_nkis_names(tmp_path):
                           cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_device_options_run_with_a_warning_and_unknown_options_are_refused():
+    x = np.ones((2, 6), np.float32)
+    with pytest.warns(UserWarning, match=r"nki.benchmark\(save_neff_name=...\): no device or compiler here"):
+        bench = nki.benchmark(warmup=1, iters=1, save_neff_name="k.neff")(scale_rows_by_program_id)
+    launch = bench[2, 2]
+    launch(x)
+    assert launch.benchmark_result.nc_latency.get_latency_percentile(50) > 0
+    with pytest.raises(InvalidValueError, match="nki.baremetal has no option 'colour' here"):
+        nki.baremetal(scale_rows_by_program_id, colour=1)

@@ -313,6 +313,8 @@ def _access(what: str, access, mask: Mask | None):
     if isinstance(access, IndexedAccess):
         ap, box = access.to_ap(mask)
         return ap, access.grid, box
+    if isinstance(access, _tensor.NkiTensor) and access.buffer != "sbuf":  # the whole HBM tensor
+        access = access.whole
     if isinstance(access, AccessPattern) and not access.is_sbuf:  # a plain view, hbm_tensor[0:64, 3:7]
         box = mask.box(access.shape) if mask is not None else [(0, n) for n in access.shape]
         return cut(access, box), access.shape, box
@@ -336,34 +338,40 @@ def store(access, value, mask: Mask | None = None) -> None:
 
 
 def _reduce(name: str, op: str, x, axis, dtype, mask, keepdims):
-    """nl.sum / nl.max / nl.min: nisa.tensor_reduce over the trailing free axes ``axis`` of x (or of its box)."""
+    """nl.sum / nl.max / nl.min: nisa.tensor_reduce over the free axes ``axis`` of x (or of its box). Axes that
+    are not the last ones are walked last (an access pattern visits its axes in any order), so any set of free
+    axes reduces in one instruction, the kept axes keeping their order."""
     src = as_ap(x)
     if mask is not None:
         src = cut(src, mask.box(src.shape))
     rank = len(src.shape)
-    axes = sorted({a % rank if isinstance(a, (int, np.integer)) and -rank <= a < rank else None
-                   for a in (axis if isinstance(axis, (list, tuple)) else [axis])}, key=lambda a: (a is None, a))
-    if None in axes or 0 in axes or axes != list(range(rank - len(axes), rank)):
-        raise InvalidValueError(f"nl.{name} requires axis to name the last free axes of the tile, such as "
-                                f"[{rank - 1}] or [{rank - 2}, {rank - 1}] for shape {src.shape}, got {axis!r}")
-    kept = src.shape[:rank - len(axes)]
-    out = ndarray(kept + (1,) * len(axes) if keepdims else kept, dtype or src.dtype, name=name)
-    nisa.tensor_reduce(out, op, src, axes)
+    axes = [a % rank if isinstance(a, (int, np.integer)) and -rank <= a < rank else None
+            for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+    if None in axes or 0 in axes or len(set(axes)) != len(axes):
+        raise InvalidValueError(f"nl.{name} requires axis to name free axes of the tile (1..{rank - 1}, or -1 for "
+                                f"the last) once each, for shape {src.shape}, got {axis!r}")
+    reduced = sorted(axes)
+    kept = [k for k in range(rank) if k not in reduced]
+    walk = AccessPattern(src.tensor, tuple(src.pattern[k] for k in kept + reduced), src.offset)
+    kept_shape = tuple(src.shape[k] for k in kept)
+    shape = tuple(1 if k in reduced else n for k, n in enumerate(src.shape)) if keepdims else kept_shape
+    out = ndarray(shape, dtype or src.dtype, name=name)
+    nisa.tensor_reduce(out, op, walk, list(range(len(kept), rank)))
     return out
 
 
 def sum(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):  # noqa: A001 - NKI's name
-    """The sum of x along its last free axes ``axis`` (in float32, in order), as a new tile."""
+    """The sum of x along its free axes ``axis`` (in float32, in order), as a new tile."""
     return _reduce("sum", "add", x, axis, dtype, mask, keepdims)
 
 
 def max(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):  # noqa: A001 - NKI's name
-    """The maximum of x along its last free axes ``axis``, as a new tile."""
+    """The maximum of x along its free axes ``axis``, as a new tile."""
     return _reduce("max", "maximum", x, axis, dtype, mask, keepdims)
 
 
 def min(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):  # noqa: A001 - NKI's name
-    """The minimum of x along its last free axes ``axis``, as a new tile."""
+    """The minimum of x along its free axes ``axis``, as a new tile."""
     return _reduce("min", "minimum", x, axis, dtype, mask, keepdims)
 
 
@@ -371,7 +379,7 @@ max.alu_name, min.alu_name = "max", "min"  # also op=nl.max / op=nl.min of nisa 
 
 
 def mean(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):
-    """The mean of x along its last free axes ``axis``: the float32 sum times float32(1 / count)."""
+    """The mean of x along its free axes ``axis``: the float32 sum times float32(1 / count)."""
     total = _reduce("mean", "add", x, axis, float32, mask, keepdims)
     count = as_ap(x).size // as_ap(total).size
     return multiply(total, 1.0 / count, dtype=dtype or as_ap(x).dtype)

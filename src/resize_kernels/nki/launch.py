@@ -9,6 +9,7 @@ latency for the Program, which is modelled, not measured (machine/cost.py).
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -129,22 +130,40 @@ class BenchmarkKernel(Kernel):
         launched.benchmark_result = BenchmarkResult(program_cost(program, BENCHMARK_TARGET).modelled_us, program)
 
 
+#: Options of nki.benchmark / nki.baremetal that concern the device and its compiler (artifacts, flags): accepted
+#: so that NKI code runs unmodified, with a warning that they do nothing here.
+DEVICE_OPTIONS = ("save_neff_name", "save_trace_name", "additional_compile_opt", "artifacts_dir", "device_count",
+                  "debug_kernel", "show_compiler_tb", "compiler_args")
+
+
+def _device_options(api: str, options: dict) -> None:
+    unknown = [k for k in options if k not in DEVICE_OPTIONS]
+    if unknown:
+        raise InvalidValueError(f"{api} has no option {unknown[0]!r} here; it takes warmup and iters (benchmark) and "
+                                f"the device options {', '.join(DEVICE_OPTIONS)}, which do nothing on the simulator")
+    if options:
+        warnings.warn(f"{api}({', '.join(f'{k}=...' for k in options)}): no device or compiler here, so "
+                      f"{'this option does' if len(options) == 1 else 'these options do'} nothing", stacklevel=3)
+
+
 def _check_count(what: str, value) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
         raise InvalidValueError(f"nki.benchmark requires {what} to be a non-negative integer, got {value!r}")
 
 
-def benchmark(kernel=None, warmup: int | None = None, iters: int | None = None):
+def benchmark(kernel=None, warmup: int | None = None, iters: int | None = None, **device_options):
     """``@nki.benchmark(warmup=5, iters=10)`` or ``nki.benchmark(kernel)``: a kernel that reports modelled latency."""
     _check_count("warmup", warmup)
     _check_count("iters", iters)
+    _device_options("nki.benchmark", device_options)
     if kernel is None:
         return lambda k: BenchmarkKernel(getattr(k, "func", k))
     return BenchmarkKernel(getattr(kernel, "func", kernel))
 
 
-def baremetal(kernel=None):
+def baremetal(kernel=None, **device_options):
     """``nki.baremetal(kernel)``: on a device, compile and run it; here, trace and simulate it (a jit kernel)."""
+    _device_options("nki.baremetal", device_options)
     if kernel is None:
         return lambda k: Kernel(getattr(k, "func", k))
     return Kernel(getattr(kernel, "func", kernel))
