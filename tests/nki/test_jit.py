@@ -68,3 +68,15 @@ def test_the_readmes_nki_example_runs_as_written(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "[10. 11. 12.]]" in done.stdout and "# <string>:" in done.stdout and "modelled" in done.stdout
+
+
+def test_a_kernel_may_return_a_reshaped_view_of_its_output():
+    @nki.jit
+    def flat_then_shaped(x):
+        out = nl.ndarray((x.shape[0] * x.shape[1], x.shape[2]), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x.reshape((x.shape[0] * x.shape[1], x.shape[2]))[0:6, 0:4])
+        nl.store(out[0:6, 0:4], value=t)
+        return out.reshape(x.shape)
+
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(flat_then_shaped(x), x)

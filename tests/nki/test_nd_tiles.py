@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resize_kernels.errors import InvalidValueError
+from resize_kernels.machine.errors import OutOfBoundsError
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import isa as nisa
 from resize_kernels.nki import language as nl
@@ -46,8 +47,10 @@ def test_arange_on_any_axis_and_mgrid_give_the_same_values_as_numpy():
             nl.mgrid[0:2, 0:6].y
         with pytest.raises(InvalidValueError, match="grids of 3 and 2 axes cannot combine"):
             i_p + ix
-        with pytest.raises(InvalidValueError, match="nl.mgrid takes ranges 0:n"):
-            nl.mgrid[1:3]
+        with pytest.raises(InvalidValueError, match="nl.mgrid takes ranges start:stop with stop > start"):
+            nl.mgrid[3:3]
+        _, i_h = nl.mgrid[0:2, 5:8]
+        np.testing.assert_array_equal(i_h.values(), [[5, 6, 7]])
         return hbm_out((1, 1))
     trace(kernel, np.zeros((1, 1), F32))
 
@@ -280,3 +283,32 @@ def test_limits_and_bfloat16_scalars():
 
     _, got = simulate(kernel, np.zeros((1, 1), F32))
     assert (got == ml_dtypes.finfo(ml_dtypes.bfloat16).min).all()
+
+
+def test_index_expressions_may_walk_backwards():
+    """1 - i reverses an axis: the access pattern steps backwards (on free axes and in HBM)."""
+    x = np.arange(3 * 4 * 5, dtype=F32).reshape(3, 4, 5)
+
+    def kernel(a):
+        i_p, i_y, i_z = nl.mgrid[0:3, 0:4, 0:5]
+        t = nl.load(a[i_p, 3 - i_y, i_z])  # rows reversed as they are read from HBM
+        u = nl.copy(t[i_p, i_y, 4 - i_z])  # columns reversed within each partition
+        out = hbm_out((3, 4, 5))
+        nisa.dma_copy(dst=out, src=u)
+        return out
+
+    program, got = simulate(kernel, x)
+    np.testing.assert_array_equal(got, x[:, ::-1, ::-1])
+    assert any(step < 0 for inst in program.instructions for ap in (inst.dst, *inst.sources())
+               for step, _ in ap.pattern)
+
+
+def test_a_backwards_walk_past_the_start_of_a_partition_is_out_of_bounds():
+    def kernel(a):
+        t = nl.load(a[0:2, 0:4])
+        g = nl.mgrid[1:2, 0:4]
+        nl.copy(t[g.p, 2 - g.x])  # partition 1's elements 2, 1, 0, -1: the last is partition 0's element 3
+        return hbm_out((1, 1))
+
+    with pytest.raises(OutOfBoundsError, match="runs past the start of a partition"):
+        trace(kernel, np.zeros((2, 4), F32))

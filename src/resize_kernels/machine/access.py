@@ -7,6 +7,9 @@ flattened as (partitions, free_size), so the first pair walks partitions with a
 step that is a multiple of the tile's free size. With ``vector_offset`` (an
 int32 (P, 1) SBUF tile) and ``indirect_dim=0``, row i starts at
 ``offset + vector_offset[i] * row_size`` and step0 is ignored: the gather.
+A direct pattern may step backwards (a negative step, as NKI's ``1 - i`` index
+expressions need) on any pair but an SBUF tile's partitions; a gather's steps
+are non-negative.
 """
 
 from __future__ import annotations
@@ -37,10 +40,12 @@ class AccessPattern:
             object.__setattr__(self, "pattern", pattern)
             if not pattern:
                 raise InvalidValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
-            for step, num in pattern:
-                if num < 1 or step < 0:
-                    raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 and step >= 0 in "
-                                            f"every [step, num] pair, got {[list(p) for p in pattern]}")
+            for k, (step, num) in enumerate(pattern):
+                backwards_ok = self.indirect_dim is None and not (k == 0 and isinstance(self.tensor, SbufTile))
+                if num < 1 or (step < 0 and not backwards_ok):
+                    raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 in every "
+                                            f"[step, num] pair and step >= 0 on a gather's pairs and on SBUF "
+                                            f"partitions, got {[list(p) for p in pattern]}")
         object.__setattr__(self, "shape", tuple([n for _, n in pattern]))  # read on every use: computed once
         object.__setattr__(self, "is_sbuf", isinstance(self.tensor, SbufTile))
         if (self.vector_offset is None) != (self.indirect_dim is None):
@@ -78,31 +83,47 @@ class AccessPattern:
         return self.tensor.partitions * self.tensor.free_size if self.is_sbuf else self.tensor.size
 
     def free_span(self) -> int:
-        """Largest offset reached by the pairs after the first."""
+        """Largest offset reached by the pairs after the first (a gather's, whose steps are non-negative)."""
         return sum(s * (n - 1) for s, n in self.pattern[1:])
+
+    def free_extent(self) -> tuple[int, int]:
+        """(lowest, highest) offset the pairs after the first reach from the pattern's start (steps may be < 0)."""
+        lo = hi = 0
+        for s, n in self.pattern[1:]:
+            if s < 0:
+                lo += s * (n - 1)
+            else:
+                hi += s * (n - 1)
+        return lo, hi
 
     def static_bounds(self) -> tuple[int, int]:
         """(lowest, highest) flat element touched by a direct (non-indirect) pattern."""
-        return self.offset, self.offset + sum(s * (n - 1) for s, n in self.pattern)
+        (s0, n0), (lo, hi) = self.pattern[0], self.free_extent()
+        first = s0 * (n0 - 1)
+        return self.offset + lo + min(0, first), self.offset + hi + max(0, first)
 
     def check_static(self, where: str) -> None:
         """Bounds-check a direct pattern at trace time (once: patterns are immutable); name ``where`` on failure."""
         if self.indirect_dim is not None or self._in_bounds:
             return
-        (s0, n0), span = self.pattern[0], 0
-        for s, n in self.pattern[1:]:  # free_span() and static_bounds() in one pass: this runs per new pattern
-            span += s * (n - 1)
-        lo, storage_size = self.offset, self.storage_size
-        hi = lo + s0 * (n0 - 1) + span
+        (s0, n0), low, span = self.pattern[0], 0, 0
+        for s, n in self.pattern[1:]:  # free_extent() and static_bounds() in one pass: this runs per new pattern
+            if s < 0:
+                low += s * (n - 1)
+            else:
+                span += s * (n - 1)
+        first, storage_size = s0 * (n0 - 1), self.storage_size
+        lo, hi = self.offset + low + min(0, first), self.offset + span + max(0, first)
         if lo < 0 or hi >= storage_size:
             bad = lo if lo < 0 else hi
             raise OutOfBoundsError(f"{where}: out-of-bounds access to {self.describe()}: element {bad} "
                                    f"({self.locate(bad)}) is outside its {storage_size} elements")
         if self.is_sbuf:
             free = self.tensor.free_size
-            if lo % free + span >= free:
-                raise OutOfBoundsError(f"{where}: access to {self.describe()} runs past the end of a partition "
-                                       f"(free size {free})")
+            f0 = self.offset % free
+            if f0 + span >= free or f0 + low < 0:
+                raise OutOfBoundsError(f"{where}: access to {self.describe()} runs past the "
+                                       f"{'end' if f0 + span >= free else 'start'} of a partition (free size {free})")
         object.__setattr__(self, "_in_bounds", True)
 
     def locate(self, element: int) -> str:

@@ -206,8 +206,8 @@ def _footprint(ap: AccessPattern):
         p0, f0 = divmod(ap.offset, free)
         (s0, n0) = ap.pattern[0]
         p1 = p0 + (s0 // free) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
-        lo = t.address + f0 * size
-        return SBUF, ((lo, lo + (ap.free_span() + 1) * size, p0, p1),)
+        low, high = ap.free_extent()
+        return SBUF, ((t.address + (f0 + low) * size, t.address + (f0 + high + 1) * size, p0, p1),)
     if ap.indirect_dim is not None:
         return t, ((0, t.size, 0, 1),)
     pairs = [(step, num) for step, num in ap.pattern if num > 1]

@@ -177,8 +177,8 @@ class Executable:
             size = ap.size
             return lambda: mem[slot][o:o + size].reshape(shape)
         item = ap.dtype.itemsize
-        strides = tuple(s * item for s, _ in ap.pattern)
-        return lambda: np.lib.stride_tricks.as_strided(mem[slot][o:], shape=shape, strides=strides)
+        strides = tuple(s * item for s, _ in ap.pattern)  # steps may be negative: np.ndarray checks the extent
+        return lambda: np.ndarray(shape, ap.dtype, buffer=mem[slot], offset=o * item, strides=strides)
 
     def _view(self, ap: AccessPattern):
         """A function giving the view of a direct access pattern, wherever it lives."""

@@ -138,19 +138,21 @@ def _same(a, b, axis):
 
 
 class MGrid:
-    """``nl.mgrid[0:128, 0:4, ...]``: the index of every axis of that grid (``.p``, ``.x``, ``.y``, ``.z``, or
-    unpacked ``i_p, i_f = nl.mgrid[0:128, 0:512]``)."""
+    """``nl.mgrid[0:128, 4:8, ...]``: the index of every axis of that grid (``.p``, ``.x``, ``.y``, ``.z``, or
+    unpacked ``i_p, i_f = nl.mgrid[0:128, 0:512]``); axis k runs over its range start..stop-1."""
 
     def __getitem__(self, key) -> "Grid":
         key = key if isinstance(key, tuple) else (key,)
-        sizes = []
+        ranges = []
         for s in key:
-            if not isinstance(s, slice) or s.step not in (None, 1) or not _is_int(s.stop) or (s.start or 0) != 0 \
-                    or s.stop < 1:
-                raise InvalidValueError(f"nl.mgrid takes ranges 0:n with n >= 1, got {s!r}")
-            sizes.append(int(s.stop))
-        return Grid([IndexExpr(tuple(int(j == k) for j in range(len(sizes))), 0, tuple(sizes))
-                     for k in range(len(sizes))])  # dense, as numpy's mgrid: each index spans the whole grid
+            start = 0 if not isinstance(s, slice) or s.start is None else s.start
+            if not isinstance(s, slice) or s.step not in (None, 1) or not _is_int(s.stop) or not _is_int(start) \
+                    or s.stop <= start:
+                raise InvalidValueError(f"nl.mgrid takes ranges start:stop with stop > start, got {s!r}")
+            ranges.append((int(start), int(s.stop) - int(start)))
+        sizes = tuple(n for _, n in ranges)
+        return Grid([IndexExpr(tuple(int(j == k) for j in range(len(sizes))), start, sizes)
+                     for k, (start, _) in enumerate(ranges)])  # dense, as numpy's mgrid: each spans the whole grid
 
 
 class Grid(tuple):

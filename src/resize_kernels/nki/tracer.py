@@ -140,6 +140,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
                                    f"nl.ndarray(..., buffer=nl.shared_hbm), got {out!r}")
         program.internal.remove(out.storage)
         out.storage.kind = "output"
+        out.storage.shape = out.shape  # a kernel may return a reshaped view (same elements): its shape is the output's
         program.outputs.append(out.storage)
     program.sbuf_high_water = tracer.allocator.high_water
     return program
