@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resize_kernels.errors import InvalidValueError
-from resize_kernels.machine.errors import OutOfBoundsError
+from resize_kernels.machine.errors import OutOfBoundsError, SbufCapacityError
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import isa as nisa
 from resize_kernels.nki import language as nl
@@ -312,3 +312,46 @@ def test_a_backwards_walk_past_the_start_of_a_partition_is_out_of_bounds():
 
     with pytest.raises(OutOfBoundsError, match="runs past the start of a partition"):
         trace(kernel, np.zeros((2, 4), F32))
+
+
+# -- PSUM ------------------------------------------------------------------------------------------------
+
+def test_psum_tiles_compute_like_sbuf_tiles_but_dmas_cannot_reach_them():
+    x = np.arange(8, dtype=F32).reshape(2, 4)
+
+    def kernel(a):
+        t = nl.load(a[0:2, 0:4])
+        acc = nl.zeros((2, 4), dtype=nl.float32, buffer=nl.psum)
+        acc += t
+        acc += t
+        out = hbm_out((2, 4))
+        nl.store(out[0:2, 0:4], value=nl.copy(acc))  # through SBUF
+        return out
+
+    program, got = simulate(kernel, x)
+    np.testing.assert_array_equal(got, 2 * x)
+    assert "@ psum+0x30000" in str(program.instructions[1].dst.tensor)  # past trn1's 192 KiB of SBUF
+    assert program.psum_high_water == 64 and program.sbuf_high_water == 128
+
+    def direct(a):
+        acc = nl.zeros((2, 4), dtype=nl.float32, buffer=nl.psum)
+        nl.store(a[0:2, 0:4], value=acc)
+        return a
+
+    with pytest.raises(InvalidValueError, match=r"dma_copy moves data between HBM and SBUF; .* is in PSUM"):
+        trace(direct, x)
+
+
+def test_psum_capacity_is_16_kib_per_partition():
+    def kernel(a):
+        nl.ndarray((128, 4096), dtype=nl.float32, buffer=nl.psum)  # exactly 16 KiB
+        return hbm_out((1, 1))
+
+    trace(kernel, np.zeros((1, 1), F32))
+
+    def too_big(a):
+        nl.ndarray((128, 4097), dtype=nl.float32, buffer=nl.psum)
+        return hbm_out((1, 1))
+
+    with pytest.raises(SbufCapacityError, match="PSUM allocation of tile .* needs 16388 bytes per partition"):
+        trace(too_big, np.zeros((1, 1), F32))

@@ -287,7 +287,12 @@ class DmaCopy(Instruction):
         self._check_moves_bits(where, "dma_copy")
 
     def _check_moves_bits(self, where: str, what: str) -> None:
-        """A DMA moves bits: one dtype and one shape on both sides."""
+        """A DMA moves bits between HBM and SBUF: one dtype and one shape on both sides."""
+        for ap in (self.src, self.dst):
+            if ap.is_sbuf and ap.tensor.memory != "sbuf":
+                raise InvalidValueError(f"{where}: {what} moves data between HBM and SBUF; {ap.describe()} is in "
+                                        f"{ap.tensor.memory.upper()}, which the engines reach: copy it to an SBUF tile "
+                                        f"first (nl.copy or nisa.tensor_copy)")
         if self.src.dtype != self.dst.dtype:
             raise InvalidValueError(f"{where}: {what} moves bits and cannot cast, so it needs one dtype on both sides: "
                                     f"source {self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} "
@@ -364,6 +369,7 @@ class Program:
     instructions: list[Instruction] = field(default_factory=list)
     sbuf_partition_bytes: int = 0  # capacity the program was traced for
     sbuf_high_water: int = 0  # bytes per partition the program needs at most
+    psum_high_water: int = 0  # PSUM bytes per partition it needs at most (its tiles lie past sbuf_partition_bytes)
 
     def append(self, inst: Instruction) -> None:
         """Validate ``inst`` (naming it by its position) and add it at the end."""

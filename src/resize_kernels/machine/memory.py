@@ -26,6 +26,8 @@ KIB = 1024
 #: Per-partition SBUF capacity: NeuronCore-v2 (trn1, inf2) and v3 (trn2).
 SBUF_PARTITION_BYTES = {"trn1": 192 * KIB, "trn2": 224 * KIB}
 DEFAULT_SBUF_PARTITION_BYTES = SBUF_PARTITION_BYTES["trn1"]
+#: Per-partition PSUM capacity: 2 MiB over 128 partitions on NeuronCore-v2 and v3 (NKI architecture guides).
+PSUM_PARTITION_BYTES = 16 * KIB
 #: Tiles start on this byte boundary within a partition.
 SBUF_ALIGNMENT = 64
 POISON_BYTE = 0xFF
@@ -50,13 +52,19 @@ class HbmTensor:
 
 @dataclass(eq=False)
 class SbufTile:
-    """A tile in SBUF: partitions 0..partitions-1, ``free_size`` elements each, at byte ``address``."""
+    """A tile on chip: partitions 0..partitions-1, ``free_size`` elements each, at byte ``address``.
+
+    ``memory`` is "sbuf" or "psum". PSUM (the matmul accumulator memory, which the engines read and write
+    like SBUF but DMAs cannot reach) lies, in the simulator and the cost model, at addresses past the SBUF
+    capacity of each partition, so the two never overlap.
+    """
 
     name: str
     partitions: int
     free_shape: tuple
     dtype: np.dtype
     address: int
+    memory: str = "sbuf"
 
     def __post_init__(self):
         self.free_size = math.prod(self.free_shape)  # elements per partition; read on every access
@@ -71,16 +79,21 @@ class SbufTile:
 
     def __str__(self) -> str:
         shape = ",".join(map(str, self.shape))
-        return f"{self.name}: {dtypes.short_name(self.dtype)}[{shape}] @ sbuf+0x{self.address:05x}"
+        return f"{self.name}: {dtypes.short_name(self.dtype)}[{shape}] @ {self.memory}+0x{self.address:05x}"
 
 
 class SbufAllocator:
-    """Stack allocation of SBUF tiles with scopes (a loop iteration frees what it allocated)."""
+    """Stack allocation of on-chip tiles with scopes (a loop iteration frees what it allocated).
 
-    def __init__(self, partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES):
-        if partition_bytes not in SBUF_PARTITION_BYTES.values():
+    SBUF by default; ``psum_base`` given, PSUM: PSUM_PARTITION_BYTES per partition, at addresses from
+    ``psum_base`` (the SBUF capacity) on.
+    """
+
+    def __init__(self, partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES, psum_base: int | None = None):
+        if psum_base is None and partition_bytes not in SBUF_PARTITION_BYTES.values():
             raise InvalidValueError(f"SBUF capacity must be one of {sorted(SBUF_PARTITION_BYTES.values())} bytes per "
                                     f"partition (trn1: 192 KiB, trn2: 224 KiB), got {partition_bytes}")
+        self.memory, self.base = ("sbuf", 0) if psum_base is None else ("psum", psum_base)
         self.capacity = partition_bytes
         self.top = 0
         self.high_water = 0
@@ -90,13 +103,14 @@ class SbufAllocator:
         if not 1 <= partitions <= NUM_PARTITIONS:
             raise InvalidValueError(f"SBUF tile {name!r} needs 1 to {NUM_PARTITIONS} partitions (its first dimension), "
                                     f"got shape {tuple(shape)}; tile the partition dimension by 128")
-        tile = SbufTile(name, partitions, free_shape, np.dtype(dtype), self.top)
+        tile = SbufTile(name, partitions, free_shape, np.dtype(dtype), self.base + self.top, self.memory)
         need = tile.bytes_per_partition
         if self.top + need > self.capacity:
+            hint = "select the 224 KiB SBUF (trn2)" if self.memory == "sbuf" else "copy results out to SBUF sooner"
             raise SbufCapacityError(
-                f"SBUF allocation of tile {tile.name!r} ({dtypes.short_name(dtype)}{list(shape)}) needs {need} bytes "
-                f"per partition, but only {self.capacity - self.top} of {self.capacity} are free "
-                f"({self.top} in use); split the tile's free dimension or select the 224 KiB SBUF (trn2)")
+                f"{self.memory.upper()} allocation of tile {tile.name!r} ({dtypes.short_name(dtype)}{list(shape)}) "
+                f"needs {need} bytes per partition, but only {self.capacity - self.top} of {self.capacity} are free "
+                f"({self.top} in use); split the tile's free dimension or {hint}")
         self.top += -(-need // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
         self.high_water = max(self.high_water, self.top)
         return tile

@@ -93,7 +93,9 @@ class Executable:
 
     def __init__(self, program: Program):
         self.program = program
-        self.sbuf = np.empty((NUM_PARTITIONS, max(program.sbuf_high_water, 1)), np.uint8)
+        width = program.sbuf_partition_bytes + program.psum_high_water if program.psum_high_water else \
+            program.sbuf_high_water  # PSUM tiles lie past the SBUF capacity
+        self.sbuf = np.empty((NUM_PARTITIONS, max(width, 1)), np.uint8)
         tensors = program.inputs + program.outputs + program.internal
         self.slot = {t: n for n, t in enumerate(tensors)}
         self.mem: list[np.ndarray | None] = [None] * len(tensors)

@@ -43,6 +43,7 @@ sbuf = "sbuf"
 shared_hbm = "shared_hbm"  # shared by every SPMD instance of a launch (a kernel's outputs live here)
 hbm = "hbm"
 private_hbm = "private_hbm"  # an HBM tensor of one SPMD instance (scratch)
+psum = "psum"  # the engines' accumulator memory: tiles the engines read and write, DMAs cannot
 
 tile_size = SimpleNamespace(pmax=NUM_PARTITIONS)
 
@@ -171,16 +172,17 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
     ``nl.ndarray((4, nl.par_dim(128), 512), ...)`` is four (128, 512) tiles, ``t[b]`` the b-th."""
     tracer = current()
     shape, par_axis = _shape(shape)
-    if buffer == sbuf:
+    if buffer in (sbuf, psum):
         if not par_axis:
-            return tracer.sbuf(name, shape, dtype)
-        storage = tracer.sbuf(name, (shape[par_axis], *shape[:par_axis], *shape[par_axis + 1:]), dtype).storage
+            return tracer.sbuf(name, shape, dtype, buffer)
+        storage = tracer.sbuf(name, (shape[par_axis], *shape[:par_axis], *shape[par_axis + 1:]), dtype,
+                              buffer).storage
         return _tensor.NkiTensor(storage, shape, par_axis)
     if buffer in (shared_hbm, hbm, private_hbm):
         if buffer == shared_hbm and tracer.grid:
             return _shared(tracer, shape, dtype)
         return _hbm(tracer, name, shape, dtype)
-    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf, nl.shared_hbm, nl.hbm or nl.private_hbm, "
+    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf, nl.psum, nl.shared_hbm, nl.hbm or nl.private_hbm, "
                             f"got {buffer!r}")
 
 
@@ -254,9 +256,9 @@ def zeros(shape, dtype, buffer=sbuf, name: str | None = None):
 
 def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None):
     """A new SBUF tile of ``fill_value`` (nl.ndarray and a memset: the value as float32, cast to dtype)."""
-    if buffer != sbuf:
-        raise InvalidValueError(f"nl.full and nl.zeros require buffer=nl.sbuf (a memset of an SBUF tile), "
-                                f"got {buffer!r}")
+    if buffer not in (sbuf, psum):
+        raise InvalidValueError(f"nl.full and nl.zeros require buffer=nl.sbuf or nl.psum (a memset of an on-chip "
+                                f"tile), got {buffer!r}")
     if not _is_scalar(fill_value):
         raise InvalidTypeError(f"nl.full requires a number as fill_value, got {type(fill_value).__name__}")
     tile = ndarray(shape, dtype, buffer, name=name or "full")
@@ -274,11 +276,11 @@ def copy(x, dtype=None):
 
 def affine_range(*args):
     """range(...) unrolled at trace time; the SBUF tiles of each iteration are freed at its end."""
-    allocator = current().allocator
+    tracer = current()
     for i in range(*args):
-        mark = allocator.mark()
+        mark = tracer.mark()
         yield i
-        allocator.release(mark)
+        tracer.release(mark)
 
 
 def static_range(*args):

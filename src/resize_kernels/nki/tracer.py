@@ -20,7 +20,7 @@ import types
 from ..errors import InvalidTypeError, InvalidValueError, ResourceError
 from ..machine import dtypes
 from ..machine.isa import Instruction, Program
-from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, HbmTensor, SbufAllocator
+from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, HbmTensor, SbufAllocator
 from .tensor import NkiTensor
 
 _state = threading.local()
@@ -39,6 +39,7 @@ class Tracer:
     def __init__(self, name: str, sbuf_partition_bytes: int, max_instructions: int, sources: bool = True):
         self.sources = sources
         self.allocator = SbufAllocator(sbuf_partition_bytes)
+        self.psum_allocator = SbufAllocator(PSUM_PARTITION_BYTES, psum_base=sbuf_partition_bytes)
         self.program = Program(name, sbuf_partition_bytes=sbuf_partition_bytes)
         self.max_instructions = max_instructions
         self._counters: dict[str, itertools.count] = {}
@@ -71,9 +72,18 @@ class Tracer:
         {"input": self.program.inputs, "internal": self.program.internal}[kind].append(tensor)
         return NkiTensor(tensor)
 
-    def sbuf(self, name: str | None, shape, dtype) -> NkiTensor:
-        tile = self.allocator.allocate(self.unique(name or "t"), tuple(map(int, shape)), dtypes.as_dtype(dtype))
+    def sbuf(self, name: str | None, shape, dtype, memory: str = "sbuf") -> NkiTensor:
+        allocator = self.allocator if memory == "sbuf" else self.psum_allocator
+        tile = allocator.allocate(self.unique(name or "t"), tuple(map(int, shape)), dtypes.as_dtype(dtype))
         return NkiTensor(tile)
+
+    def mark(self) -> tuple:
+        """The allocators' state, to release what is allocated after it (a loop iteration's tiles)."""
+        return self.allocator.mark(), self.psum_allocator.mark()
+
+    def release(self, mark: tuple) -> None:
+        self.allocator.release(mark[0])
+        self.psum_allocator.release(mark[1])
 
 
 def tracing() -> bool:
@@ -123,9 +133,9 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
         result = None
         for pid in itertools.product(*map(range, grid)):  # one empty tuple when there is no grid
             tracer.program_id, tracer.shared_index = pid, 0
-            mark = tracer.allocator.mark()
+            mark = tracer.mark()
             got = fn(*handles, **kwargs)
-            tracer.allocator.release(mark)  # an instance's tiles end with it
+            tracer.release(mark)  # an instance's tiles end with it
             if result is None:
                 result = got
             elif _storages(got) != _storages(result):
@@ -143,6 +153,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
         out.storage.shape = out.shape  # a kernel may return a reshaped view (same elements): its shape is the output's
         program.outputs.append(out.storage)
     program.sbuf_high_water = tracer.allocator.high_water
+    program.psum_high_water = tracer.psum_allocator.high_water
     return program
 
 
