@@ -145,7 +145,7 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
 
 # -- sweeps ------------------------------------------------------------------------------------------
 
-def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
+def axis_shapes(axis: str, in_size: int, out_size: int, kernel: str | None = None) -> tuple[tuple, tuple]:
     """The 2-D NHWC shapes of a sweep along ``axis``; the other axis resizes 2 -> 3 (w) or 3 -> 1 (h).
 
     A w sweep keeps three output rows reading source rows 0, 0, 1: the seed's
@@ -154,9 +154,12 @@ def axis_shapes(axis: str, in_size: int, out_size: int) -> tuple[tuple, tuple]:
     then reads a different source pixel (or past the image), where an identity
     row map would hide it. An h sweep keeps one output column, so a tile holds
     128 rows. Small other axes keep the programs, and so the sweep, short.
+    ``kernel="strided"`` takes integer ratios only, and 2 -> 3 is none: its w
+    sweep resizes the height 2 -> 4 (source rows 0, 0, 1, 1) instead, so that
+    the width's ratio decides (3 -> 1 already is one).
     """
     if axis == "w":
-        return (1, 2, in_size, 1), (1, 3, out_size, 1)
+        return (1, 2, in_size, 1), (1, 4 if kernel == "strided" else 3, out_size, 1)
     if axis == "h":
         return (1, in_size, 3, 1), (1, out_size, 1, 1)
     raise InvalidValueError(f"sweep axis must be 'h' or 'w', got {axis!r}")
@@ -292,7 +295,7 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
     check = verify_grad if chunk.op == GRAD else verify
     for i in range(chunk.ins[0], chunk.ins[1] + 1):
         for o in range(chunk.outs[0], chunk.outs[1] + 1):
-            report = check(*axis_shapes(chunk.axis, i, o), chunk.kernel)
+            report = check(*axis_shapes(chunk.axis, i, o, chunk.kernel), chunk.kernel)
             if not report.applicable:
                 result.not_applicable.append((i, o))
                 result.reason = result.reason or report.not_applicable

@@ -63,6 +63,17 @@ def test_sweep_command(tmp_path, capsys):
     assert "3 random 2-D shapes up to 40: 3 exact" in capsys.readouterr().out
 
 
+def test_the_strided_kernels_w_sweep_keeps_an_integer_ratio_on_the_height():
+    """2 -> 3 rows is no integer ratio, so a w sweep of strided resizes the height 2 -> 4: the width decides."""
+    from resize_kernels.kernels.plan import plan_resize
+
+    assert axis_shapes("w", 5, 10, "strided") == ((1, 2, 5, 1), (1, 4, 10, 1))
+    result = sweep(24, "w", "strided")
+    taken = [(i, o) for i in range(1, 25) for o in range(1, 25)
+             if plan_resize(*axis_shapes("w", i, o, "strided")).integer_ratios is not None]
+    assert result.failures == [] and result.exact == len(taken) > 100
+
+
 def test_a_sweep_counts_the_pairs_a_kernel_does_not_take_apart():
     """strided takes integer ratios only: the others are not applicable, neither exact nor failures."""
     from resize_kernels.kernels.plan import plan_resize
