@@ -1,12 +1,14 @@
 """Print the README's cost-model table: the seed kernel against the default on four shapes.
 
-Every time in it is modelled by machine/cost.py from design/HARDWARE.md figures,
-not measured. Re-run after kernels change: ``python benchmarks/cost_table.py``.
+Every time in it is modelled by machine/cost.py (documented figures, and parameters
+fitted to public Trainium measurements: benchmarks/calibrate.py), not measured.
+Re-run after kernels change: ``python benchmarks/cost_table.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import resize_kernels as rk
@@ -30,16 +32,18 @@ def _kernel_of(report) -> str:
 
 
 def table(target: str) -> str:
-    lines = [f"| shape | kernel | modelled time ({target}) | instructions | DMAs (indirect) | DMA bytes | "
-             f"modelled default / seed |",
-             "|---|---|---|---|---|---|---|"]
-    for what, in_shape, out_shape in SHAPES:
+    lines = [f"| shape | kernel | modelled time ({target}) | roofline | efficiency | instructions | DMAs (indirect) "
+             f"| DMA bytes | modelled default / seed |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for n, (what, in_shape, out_shape) in enumerate(SHAPES, 1):
+        print(f"[{n}/{len(SHAPES)}] tracing and costing {what} ...", file=sys.stderr, flush=True)
         seed = rk.cost(in_shape, out_shape, kernel="seed", target=target)
         default = rk.cost(in_shape, out_shape, target=target)
         name = f"{what}: {_shape(in_shape)} -> {_shape(out_shape[1:3])}"
         for kernel, r in (("seed", seed), (f"default ({_kernel_of(default)})", default)):
             ratio = f"{default.modelled_us / seed.modelled_us:.2f}x" if r is default else ""
             lines.append(f"| {name if r is seed else ''} | {kernel} | {r.modelled_us:,.0f} us | "
+                         f"{r.roofline_us:,.0f} us | {r.efficiency:.0%} | "
                          f"{sum(r.instructions.values()):,} | {r.dma_count:,} ({r.dma_indirect:,}) | "
                          f"{r.dma_bytes:,} | {ratio} |")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import threading
 
 import numpy as np
@@ -186,16 +187,30 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     """Modelled cost of resizing NHWC ``in_shape`` to ``out_shape`` with ``kernel`` (None: the default) on ``target``.
 
     ``target`` is "trn1" (NeuronCore-v2) or "trn2" (v3). The report gives
-    ``modelled_us``, ``instructions`` by engine, ``dma_count``, ``dma_bytes`` and
-    the rest of ``machine.cost.CostReport``; ``str(report)`` is readable. Every
-    time in it is modelled, not measured.
+    ``modelled_us``, ``roofline_us`` (the bytes the resize must move, each needed
+    source pixel read once and the output written once, at the target's peak DMA
+    bandwidth), ``efficiency`` (roofline / modelled), ``instructions`` by engine,
+    ``dma_count``, ``dma_bytes``, ``events`` (each instruction's start, end,
+    engine and DMA engines) and ``timeline()``; ``str(report)`` is readable.
+    Every time in it is modelled, not measured.
     """
     target_params(target)
     in_shape, out_shape = contract.resize_shapes("cost", in_shape, out_shape)
     name = kernel_variant("resize_nearest", kernel)
     program = trace_resize(in_shape, out_shape[1:3], dtype, name)
     shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
-    return program_cost(program, target, label=f"kernel {name!r}, {shapes} {dtype}")
+    report = program_cost(program, target, label=f"kernel {name!r}, {shapes} {dtype}")
+    report.roofline_us = roofline_bytes(in_shape, out_shape, program.inputs[0].dtype.itemsize) / (
+        report.params.peak_dma_gbps * 1e3)
+    return report
+
+
+def roofline_bytes(in_shape, out_shape, itemsize: int) -> int:
+    """Bytes a nearest resize must move: every source pixel the map reads, once, and every output pixel, once."""
+    n, in_h, in_w, c = in_shape
+    rows = np.unique(semantics.source_index(in_h, out_shape[1])).size
+    cols = np.unique(semantics.source_index(in_w, out_shape[2])).size
+    return (n * rows * cols * c + math.prod(out_shape)) * itemsize
 
 
 # -- the gradient ---------------------------------------------------------------------------------

@@ -246,7 +246,15 @@ def _add_compile_command(sub) -> None:
 def _inspect(args) -> int:
     from .api import cost, trace_resize
 
-    print(cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target))
+    report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target)
+    print(report)
+    if args.trace or args.timeline:
+        from .machine.timeline import plot_timeline, write_chrome_trace
+        if args.trace:
+            print(f"wrote {write_chrome_trace(report, args.trace)} (Chrome trace format: open it in "
+                  f"https://ui.perfetto.dev or chrome://tracing)")
+        if args.timeline:
+            print(f"wrote {plot_timeline(report, args.timeline)}")
     program = trace_resize(args.in_shape, args.out_shape[1:3], "float32", args.kernel)
     print()
     print(program.listing(limit=args.listing))
@@ -257,14 +265,20 @@ def _add_inspect_command(sub) -> None:
     ins = sub.add_parser("inspect", help="a kernel's modelled cost on a NeuronCore, next to its program listing",
                          description="Trace a forward kernel for one shape (float32), print the cost model's "
                                      "report (instructions and cycles per engine, DMA traffic and descriptors, "
-                                     "SBUF use, modelled time; figures from HARDWARE.md, not measured) and the "
-                                     "first instructions of the program.")
+                                     "SBUF use, modelled time, roofline and efficiency; the model's parameters are "
+                                     "documented figures or fitted to public measurements, see machine/cost.py) and "
+                                     "the first instructions of the program.")
     ins.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
     ins.add_argument("--out", dest="out_shape", type=_shape, required=True, metavar="NxHxWxC", help="output shape")
     ins.add_argument("--kernel", choices=KERNELS, default=None, help="kernel variant (default: the default kernel)")
     ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
     ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
                      help="instructions of the listing to print (default 40)")
+    ins.add_argument("--trace", type=Path, metavar="FILE.json",
+                     help="write the modelled schedule as a Chrome trace (Perfetto, chrome://tracing): a track per "
+                          "engine and DMA engine")
+    ins.add_argument("--timeline", type=Path, metavar="FILE.png",
+                     help="draw the modelled schedule, lanes per engine and DMA engine (needs matplotlib)")
     ins.set_defaults(func=_inspect)
 
 

@@ -221,13 +221,26 @@ def test_sbuf_capacity_error_names_tile_and_bytes():
           sbuf_partition_bytes=SBUF_PARTITION_BYTES["trn2"])
 
 
-def test_affine_range_frees_tiles_of_each_iteration():
+@pytest.mark.parametrize("loop, buffers", [(nl.affine_range, nl.ROTATING_BUFFERS), (nl.sequential_range, 1),
+                                           (nl.static_range, 1)])
+def test_loops_free_tiles_of_each_iteration_into_their_buffers(loop, buffers):
+    addresses = []
+
     def k():
-        for _ in nl.affine_range(100):
-            nl.ndarray((128, 10000), dtype=nl.float32)  # 40 KB per iteration, 4 MB in all
+        for _ in loop(100):
+            addresses.append(nl.ndarray((128, 10000), dtype=nl.float32).storage.address)  # 40 KB, 4 MB in all
         return nl.ndarray((1,), nl.float32, buffer=nl.shared_hbm)
     program = trace(k)
-    assert program.sbuf_high_water == 40000
+    assert program.sbuf_high_water == 40000 * buffers  # affine_range rotates double buffers; the others reuse one
+    assert addresses[:4] == [40000 * (n % buffers) for n in range(4)]
+
+
+def test_affine_range_rotates_only_as_many_buffers_as_fit():
+    def k():
+        for _ in nl.affine_range(4):
+            nl.ndarray((128, 30000), dtype=nl.float32)  # 120 KB: two do not fit in 192 KiB
+        return nl.ndarray((1,), nl.float32, buffer=nl.shared_hbm)
+    assert trace(k).sbuf_high_water == 120000
 
 
 def test_poison_shows_on_uninitialised_read():

@@ -1,60 +1,77 @@
-"""A cost model over a traced Program: engine cycles, DMA traffic and a modelled time.
+"""A cost model over a traced Program: NKI's scheduling on a NeuronCore, engine by engine, DMA engine by DMA engine.
 
-Nothing here is measured: every figure comes from the public numbers collected
-in design/HARDWARE.md ("Cost figures usable in a model", "DMA", "Memories"),
-and anything printed from it says it is modelled. The model is generic: it
-reads instruction records, access patterns and tiles, never kernel names.
+Nothing here is measured: every figure is a public number (design/HARDWARE.md,
+from the NKI docs) or fitted to the public measurements `benchmarks/calibrate.py`
+lists, and says which. Anything printed from it says it is modelled. The model
+is generic: it reads instruction records, access patterns and tiles, never
+kernel names.
 
-Assumptions, each with its source (HARDWARE.md unless marked ASSUMED):
-
-E1  Vector engine clock 1.12 GHz on trn1 (NeuronCore-v2), 0.96 GHz on trn2 (v3).
+Engines (compute)
+E1  Clocks: vector 1.12 GHz, scalar and GpSimd 1.4 GHz on trn1 (NeuronCore-v2);
+    0.96 and 1.2 GHz on trn2 (v3). [NKI architecture guides]
 E2  A vector instruction (tensor_scalar, tensor_copy, tensor_tensor, memset,
-    tensor_reduce, select) costs ``80 + max(64, k * N)`` cycles for N free
-    elements per partition of its destination (of its input for tensor_reduce,
-    which the NKI docs cost as max(MIN_II, N) of the input) and k tensor inputs
-    (2 for tensor_tensor, the tile operands of select, else 1): "about N
-    cycles, 2N with two tensor inputs, a floor of about 64 cycles, about 60-100
-    cycles fixed overhead"; we take 80, the middle of 60-100.
-E3  iota costs ``150 + N`` GpSimd cycles, the documented figure as it stands.
-E4  ASSUMED: GpSimd runs at the vector engine's clock (the docs give no GpSimd clock).
-E5  ASSUMED: a scalar-engine activation costs like a one-input vector instruction,
-    ``80 + max(64, N)`` cycles at the vector clock. The docs give no scalar-engine
-    figure; it streams one element per partition per cycle like the vector
-    engine, so we give it the vector engine's costs rather than invent others.
-D1  Each dma_copy is one transfer on one of 16 DMA queues ("16 DMA engines per
-    NeuronCore"). A queue carries one transfer at a time; a transfer goes to the
-    queue that frees first.
-D2  A transfer occupies its queue for ``1.3 us + (bytes + 256 * descriptors) / 27 GB/s``
-    ("fixed ~1.3 us per transfer, ~27 GB/s per engine, on v2 and v3": trn1 and
-    trn2 share the DMA figures). The fixed part is charged as queue time, not
-    hidden latency, so a queue pays it once per transfer.
-D3  Descriptor efficiency: a transfer is cut into one descriptor per contiguous
-    run, the elements contiguous on both sides within a partition-row (an
-    HBM-to-HBM copy may run across rows). Each descriptor costs 256 bytes' worth
-    of queue time on top of its payload, so a run of b bytes moves at
-    ``b / (b + 256)`` of the engine's bandwidth: 20% at 64 B, 50% at 256 B,
-    89% at 2 KiB. This fits "payloads under 256 B per partition are
-    overhead-bound; 2 KiB or more is efficient".
-D4  ASSUMED (the docs do not quantify indirect vs strided DMA; they say indirect
-    gathers "need software descriptor generation (GpSimd)"): an indirect DMA
-    first has GpSimd generate its descriptors, ``150 + 1 * descriptors`` cycles
-    (iota's cost form, one element per descriptor). That work occupies GpSimd,
-    waits for the index tile, and the transfer starts after it. Strided
-    (direct) DMAs use hardware descriptors at no engine cost.
-D5  ASSUMED: dma_copy_add (read-modify-write into HBM) costs like dma_copy; the
-    docs give no figure for the add.
-D6  16 queues x 27 GB/s = 432 GB/s per NeuronCore, below trn1's 820 GB/s HBM per
-    device: the model puts no separate HBM bandwidth cap.
-S1  Each engine (vector, gpsimd, scalar) runs its instructions one at a time in
-    program order; DMAs follow D1. No issue or semaphore latency between engines.
-S2  An instruction starts when its engine (queue) is free and every earlier
-    instruction it conflicts with has finished: read-after-write,
-    write-after-read and write-after-write. SBUF accesses conflict by partition
-    range x byte-address range, so a tile reused at one address across loop
-    iterations orders the iterations; HBM accesses by tensor and the element
-    range an access pattern spans (the whole tensor for an indirect access).
-    Taking these in program order is list scheduling over the dependency graph
-    with each engine's stream kept in order, as the hardware queues keep it.
+    tensor_reduce, select) costs ``fixed + max(64, k * N)`` cycles for N free
+    elements per partition of its destination (of its input for tensor_reduce) and
+    k tensor inputs (2 for tensor_tensor): "N cycles, 2N with two tensor inputs,
+    a minimum initiation interval of ~64 cycles, add ~100 cycles when
+    instructions are dependent or N is small" [nki.isa docstrings, v2 guide].
+    fixed = 80, inside the documented 60-100.
+E3  iota costs ``150 + N`` GpSimd cycles. [nki.isa.iota]
+E5  A scalar-engine activation costs like a one-input vector instruction at the
+    scalar clock (the docs give the same per-element streaming; no other figure).
+E6  Each compute engine runs its instructions one at a time in program order.
+
+DMA
+D1  16 DMA engines per NeuronCore; a transfer is cut into one packet per engine
+    per 8 SBUF partitions: partitions p go to engine p // 8, so a 128-partition
+    transfer uses all 16 and a 4-partition one uses one. An HBM-to-HBM copy
+    spreads its rows the same way. Each engine works through its packets in
+    turn: it has 16 queues served round-robin, so a packet whose transfer
+    waits for its data does not hold up a later, independent one (the model
+    puts each packet in the engine's first idle gap after the transfer is
+    ready). [DMA overview; "how to reduce inefficient DMA transfers"]
+D2  A packet occupies its engine for ``descriptors * descriptor_ns + bytes / engine
+    bandwidth``: the engine bandwidth is 17 B/ns on trn1 and 23 B/ns on trn2 [DMA
+    overview, per engine; its other figure, 27.2 GB/s, is the theoretical one];
+    descriptor_ns, the processing of one descriptor (one contiguous run, D3), is
+    fitted (FITTED below).
+D3  A descriptor is one contiguous run of elements, contiguous on both sides
+    within a partition-row (an HBM-to-HBM copy may run across rows).
+D4  A transfer completes ``dma_latency_us`` after its last packet (trigger,
+    semaphore write, completion: the fixed cost the docs put at ~1.3 us
+    "cross-engine", most of it overlapping other transfers' packets); FITTED.
+D5  Indirect DMAs (gather, scatter) generate their descriptors in software on
+    GpSimd [DMA overview, DGE page]: ``dge_fixed + dge_per_descriptor *
+    descriptors`` GpSimd cycles, after the index tile is written; the transfer
+    starts when they are. ASSUMED: iota's fixed 150 cycles and 8 cycles per
+    descriptor (one 64-byte descriptor written per 8 cycles); no measurement here
+    isolates it.
+D6  dma_copy_add (read-modify-write into HBM) costs like dma_copy (no figure).
+D7  Bandwidth is per DMA engine; 16 engines x 17 B/ns = 272 GB/s per NeuronCore
+    stays below trn1's 820 GB/s HBM per device, so there is no separate HBM cap.
+
+Scheduling (NKI's semantics)
+S1  An instruction starts when its engine is free and every earlier instruction
+    it conflicts with has finished: read-after-write, write-after-read,
+    write-after-write.
+FITTED: descriptor_ns = 10 ns, dma_latency_us = 0.5 us, launch_us = 8 us, fitted by
+    hand to the nine adaptive_avg_pool2d measurements (benchmarks/calibrate.py):
+    every case within 20%. The fit is on the physics (per-descriptor, per-transfer
+    and per-launch costs), not per case.
+
+S2  SBUF conflicts are per tile: any two accesses to one tile (one
+    ``nl.ndarray``) conflict, whatever part they touch, and so do accesses to
+    different tiles at overlapping addresses (a buffer reused across loop
+    iterations). The measured adaptive-pool cases only fit this (FITTED, see
+    calibrate.py: its batch tiles, slices of one tile, do not overlap on
+    hardware). HBM conflicts are by tensor and element range.
+S3  ``nl.affine_range`` iterations overlap because the tracer gives a tile
+    declared in the loop body rotating buffers (nki/language.py), so iteration
+    i + 1 does not wait for i's tiles; ``sequential_range``, ``static_range``
+    and plain Python loops reuse one buffer and so keep order. SPMD instances
+    are traced one after another and keep order through their shared tensors.
+S4  A launch costs ``launch_us`` before its first instruction (nki.benchmark's
+    latency includes host-device overhead); FITTED.
 M1  SBUF capacity 192 KiB per partition on trn1, 224 KiB on trn2.
 """
 
@@ -62,7 +79,6 @@ from __future__ import annotations
 
 import bisect
 import collections
-import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -70,43 +86,54 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from .access import AccessPattern
-from .isa import DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorReduce
-from .memory import SBUF_PARTITION_BYTES
+from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorReduce
+from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
 ENGINES = ("vector", "gpsimd", "scalar", "dma")
+#: DMA engines per NeuronCore (D1) and the SBUF partitions each serves.
+DMA_ENGINES = 16
+PARTITIONS_PER_DMA_ENGINE = NUM_PARTITIONS // DMA_ENGINES
 
 
 @dataclass(frozen=True)
 class CostParams:
-    """The figures of one target (see the module docstring for their sources)."""
+    """The figures of one target (the module docstring gives each one's source)."""
 
     target: str
     core: str
-    clock_ghz: float  # E1, E4: vector and GpSimd (and, E5, scalar) clock
+    clock_ghz: float  # E1: vector engine
+    gpsimd_ghz: float  # E1: GpSimd and scalar engine
     sbuf_partition_bytes: int  # M1
+    dma_engine_gbps: float  # D2: bytes per ns per DMA engine
     vector_fixed_cycles: int = 80  # E2
     vector_floor_cycles: int = 64  # E2
     iota_fixed_cycles: int = 150  # E3
-    dma_fixed_us: float = 1.3  # D2
-    dma_queue_gbps: float = 27.0  # D2
-    dma_queues: int = DMA_QUEUES  # D1
-    descriptor_overhead_bytes: int = 256  # D3
-    descriptor_gen_fixed_cycles: int = 150  # D4 (assumed)
-    descriptor_gen_cycles_each: int = 1  # D4 (assumed)
+    dma_engines: int = DMA_ENGINES  # D1
+    descriptor_ns: float = 10.0  # D2, FITTED
+    dma_latency_us: float = 0.5  # D4, FITTED
+    dge_fixed_cycles: int = 150  # D5, ASSUMED (iota's fixed cost)
+    dge_cycles_per_descriptor: float = 8.0  # D5, ASSUMED
+    launch_us: float = 8.0  # S4, FITTED
 
-    def us(self, cycles: float) -> float:
-        """Engine cycles in microseconds."""
-        return cycles / (self.clock_ghz * 1e3)
+    def us(self, cycles: float, engine: str = "vector") -> float:
+        """Cycles of ``engine`` in microseconds."""
+        return cycles / ((self.clock_ghz if engine == "vector" else self.gpsimd_ghz) * 1e3)
+
+    @property
+    def peak_dma_gbps(self) -> float:
+        """Bytes per ns (GB/s) all DMA engines move together: the roofline's bandwidth."""
+        return self.dma_engines * self.dma_engine_gbps
 
     def describe(self) -> str:
-        return (f"{self.target} cost model: {self.core}, engines at {self.clock_ghz} GHz, "
-                f"{self.dma_queues} DMA queues x {self.dma_queue_gbps:g} GB/s, {self.dma_fixed_us} us modelled per transfer")
+        return (f"{self.target} cost model: {self.core}, vector engine {self.clock_ghz} GHz, GpSimd/scalar "
+                f"{self.gpsimd_ghz} GHz, {self.dma_engines} DMA engines x {self.dma_engine_gbps:g} GB/s, "
+                f"{self.dma_latency_us} us modelled DMA latency, {self.launch_us} us launch")
 
 
 TARGETS = {
-    "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, SBUF_PARTITION_BYTES["trn1"]),
-    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, SBUF_PARTITION_BYTES["trn2"]),
+    "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], 17.0),
+    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0),
 }
 
 
@@ -154,7 +181,7 @@ def _contiguous_run(ap: AccessPattern) -> int:
 
 @dataclass(frozen=True)
 class DmaShape:
-    """How one DMA moves its bytes: per partition and per descriptor (D3)."""
+    """How one DMA moves its bytes: partitions, per-partition payload, descriptors (D1, D3)."""
 
     partitions: int
     elements_per_partition: int
@@ -162,6 +189,14 @@ class DmaShape:
     descriptor_bytes: int
     descriptors: int
     nbytes: int
+    first_partition: int = 0  # of the SBUF side (D1: which DMA engines serve it); -1 for HBM to HBM
+
+
+def _first_partition(dma: DmaCopy) -> int:
+    for ap in (dma.dst, dma.src):
+        if ap.is_sbuf:
+            return ap.offset // ap.tensor.free_size
+    return -1  # no SBUF side
 
 
 def dma_shape(dma: DmaCopy) -> DmaShape:
@@ -170,18 +205,36 @@ def dma_shape(dma: DmaCopy) -> DmaShape:
     rows = dma.dst.shape[0]
     run = min(_contiguous_run(dma.src), _contiguous_run(dma.dst))
     per_row = size // rows
-    return DmaShape(rows, per_row, per_row * itemsize, run * itemsize, size // run, size * itemsize)
+    return DmaShape(rows, per_row, per_row * itemsize, run * itemsize, size // run, size * itemsize,
+                    _first_partition(dma))
+
+
+def dma_packets(shape: DmaShape, params: CostParams) -> list[tuple[int, float]]:
+    """(DMA engine, microseconds it is busy) for each packet of a transfer (D1, D2)."""
+    if shape.first_partition < 0:  # HBM to HBM: rows spread over the engines (D1)
+        n = min(params.dma_engines, -(-shape.partitions // PARTITIONS_PER_DMA_ENGINE))
+        busy_ns = (shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps) / n
+        return [(e, busy_ns / 1e3) for e in range(n)]
+    packets = []
+    p, end = shape.first_partition, shape.first_partition + shape.partitions
+    while p < end:
+        engine = (p // PARTITIONS_PER_DMA_ENGINE) % params.dma_engines
+        stop = min(end, (p // PARTITIONS_PER_DMA_ENGINE + 1) * PARTITIONS_PER_DMA_ENGINE)
+        share = (stop - p) / shape.partitions
+        busy_ns = share * (shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps)
+        packets.append((engine, busy_ns / 1e3))
+        p = stop
+    return packets
 
 
 def dma_us(shape: DmaShape, params: CostParams) -> float:
-    """Queue time of one transfer (D2, D3), excluding any descriptor generation (D4)."""
-    wire = shape.nbytes + params.descriptor_overhead_bytes * shape.descriptors
-    return params.dma_fixed_us + wire / (params.dma_queue_gbps * 1e3)
+    """Trigger-to-completion time of one transfer on idle engines (D2, D4), without descriptor generation (D5)."""
+    return max(busy for _, busy in dma_packets(shape, params)) + params.dma_latency_us
 
 
-def descriptor_gen_cycles(shape: DmaShape, params: CostParams) -> int:
-    """GpSimd cycles to generate an indirect DMA's descriptors in software (D4, assumed)."""
-    return params.descriptor_gen_fixed_cycles + params.descriptor_gen_cycles_each * shape.descriptors
+def descriptor_gen_cycles(shape: DmaShape, params: CostParams) -> float:
+    """GpSimd cycles to generate an indirect DMA's descriptors in software (D5)."""
+    return params.dge_fixed_cycles + params.dge_cycles_per_descriptor * shape.descriptors
 
 
 # -- memory conflicts (S2) ---------------------------------------------------------------------------
@@ -194,20 +247,16 @@ _MAX_RUNS = 1024  # an HBM access split into more contiguous runs than this is t
 
 
 def _footprint(ap: AccessPattern):
-    """(memory, rects) an access can touch; a rect is (lo, hi, p0, p1).
+    """(memory, rects) an access conflicts with; a rect is (lo, hi, p0, p1).
 
-    SBUF: bytes lo..hi of partitions p0..p1. HBM: elements lo..hi of the tensor,
-    one rect per contiguous run (so interleaved stores do not conflict), or the
-    whole tensor for an indirect access.
+    SBUF (S2): the whole tile, bytes address..address+size of its partitions,
+    whatever part the access touches. HBM: elements lo..hi of the tensor, one
+    rect per contiguous run (so interleaved stores do not conflict), or the whole
+    tensor for an indirect access.
     """
     t = ap.tensor
     if ap.is_sbuf:
-        free, size = t.free_size, t.dtype.itemsize
-        p0, f0 = divmod(ap.offset, free)
-        (s0, n0) = ap.pattern[0]
-        p1 = p0 + (s0 // free) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
-        low, high = ap.free_extent()
-        return SBUF, ((t.address + (f0 + low) * size, t.address + (f0 + high + 1) * size, p0, p1),)
+        return SBUF, ((t.address, t.address + t.bytes_per_partition, 0, t.partitions),)
     if ap.indirect_dim is not None:
         return t, ((0, t.size, 0, 1),)
     pairs = [(step, num) for step, num in ap.pattern if num > 1]
@@ -313,6 +362,30 @@ class _Intervals:
         self.starts[a:b], self.writes[a:b], self.reads[a:b] = [rect[0]], [finish], [0.0]
 
 
+class _Lane:
+    """One DMA engine's busy intervals, merged and sorted: a packet takes the first idle gap after it is ready (D1)."""
+
+    def __init__(self):
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def place(self, ready: float, duration: float) -> float:
+        """Book ``duration`` in the first gap at or after ``ready``; returns its start."""
+        starts, ends = self.starts, self.ends
+        i = bisect.bisect_right(ends, ready)  # the first interval ending after ready
+        t = ready
+        while i < len(starts) and starts[i] < t + duration:
+            t = max(t, ends[i])
+            i += 1
+        # [t, t + duration) fits before interval i; merge with the neighbours it touches
+        lo = bisect.bisect_left(ends, t)
+        hi = bisect.bisect_right(starts, t + duration)
+        new_start = min([t] + starts[lo:hi])
+        new_end = max([t + duration] + ends[lo:hi])
+        starts[lo:hi], ends[lo:hi] = [new_start], [new_end]
+        return t
+
+
 class _Memories:
     """The SBUF and every HBM tensor the Program writes (tensors only read never conflict)."""
 
@@ -340,7 +413,22 @@ class _Memories:
             self.mem[key].write(r, finish)
 
 
+
 # -- the report --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Event:
+    """One instruction in the modelled schedule: when it started and ended, where it ran (all modelled, us)."""
+
+    index: int  # position in the Program
+    opcode: str
+    engine: str  # vector, scalar, gpsimd or dma
+    start_us: float
+    end_us: float  # a DMA: when its completion is signalled (D4)
+    nbytes: int = 0  # a DMA's payload
+    packets: tuple = ()  # a DMA: (engine, start, end) per packet (D1)
+    dge: tuple | None = None  # an indirect DMA: (start, end) of its descriptor generation on GpSimd (D5)
+
 
 @dataclass
 class CostReport:
@@ -348,41 +436,74 @@ class CostReport:
 
     program: str
     params: CostParams
-    modelled_us: float
+    modelled_us: float  # launch (S4) plus the schedule's makespan
     instructions: dict  # engine -> instruction count (dma: transfers)
     cycles: dict  # engine -> modelled cycles of its own instructions (vector, gpsimd, scalar)
-    busy_us: dict  # engine -> modelled busy time; gpsimd includes descriptor generation, dma sums its queues
+    busy_us: dict  # engine -> modelled busy time; gpsimd includes descriptor generation, dma sums its engines
     dma_count: int
     dma_bytes: int
     dma_indirect: int
     dma_strided: int
     dma_descriptors: int
-    dma_efficiency: float  # payload / (payload + descriptor overhead), over all DMAs (D3)
     dma_shapes: collections.Counter  # (partitions, elements/partition, bytes/partition, bytes/descriptor) -> DMAs
-    descriptor_gen_cycles: int  # GpSimd cycles spent generating indirect descriptors (D4, assumed)
+    descriptor_gen_cycles: float  # GpSimd cycles spent generating indirect descriptors (D5)
     sbuf_high_water: int
     sbuf_capacity: int
     label: str = ""  # what was costed, e.g. the kernel and shapes
-    instruction_us: list = field(default_factory=list, repr=False)  # per instruction: (start, finish)
+    events: list = field(default_factory=list, repr=False)  # one Event per instruction, in program order
+    roofline_us: float | None = None  # set by api.cost: the bytes a resize must move at peak DMA bandwidth
 
     @property
     def target(self) -> str:
         return self.params.target
 
+    @property
+    def instruction_us(self) -> list:
+        """(start, end) of every instruction, in program order (modelled)."""
+        return [(e.start_us, e.end_us) for e in self.events]
+
+    @property
+    def efficiency(self) -> float | None:
+        """roofline_us / modelled_us: 1.0 is a kernel at the DMA limit (None without a roofline)."""
+        return None if self.roofline_us is None else self.roofline_us / self.modelled_us
+
+    def timeline(self) -> list:
+        """The schedule as lanes: (lane, name, start_us, end_us, args) rows, lanes "vector", "scalar", "gpsimd"
+        and "dma0".."dma15" (one per DMA engine, a row per packet). See machine/timeline.py to draw or save it."""
+        rows = []
+        for e in self.events:
+            base = self.params.launch_us
+            args = {"index": e.index, "opcode": e.opcode}
+            if e.engine != "dma":
+                rows.append((e.engine, e.opcode, base + e.start_us, base + e.end_us, args))
+                continue
+            args = {**args, "bytes": e.nbytes, "engines": len(e.packets), "completes_us": round(base + e.end_us, 4)}
+            if e.dge is not None:
+                rows.append(("gpsimd", f"{e.opcode} descriptors", base + e.dge[0], base + e.dge[1], args))
+            for engine, start, end in e.packets:
+                rows.append((f"dma{engine}", e.opcode, base + start, base + end, args))
+        return rows
+
+    def __repr__(self) -> str:
+        return (f"<CostReport {self.label or self.program} on {self.target}: modelled {self.modelled_us:,.1f} us, "
+                f"{sum(self.instructions.values()):,} instructions, {self.dma_count:,} DMAs>")
+
     def __str__(self) -> str:
         p, tag = self.params, f"({self.target} cost model)"
         head = self.label or f"program {self.program}"
         lines = [f"cost of {head}: modelled {self.modelled_us:,.1f} us {tag}",
-                 f"  {p.describe()}; engines and DMA queues overlap as dependencies allow"]
+                 f"  {p.describe()}; engines and DMA engines overlap as dependencies allow"]
+        if self.roofline_us is not None:
+            lines.append(f"  roofline {self.roofline_us:,.1f} us (the bytes a resize must move at {p.peak_dma_gbps:g} "
+                         f"GB/s): efficiency {self.efficiency:.0%} (modelled)")
         for engine in ("vector", "gpsimd", "scalar"):
-            extra = (f" + {self.descriptor_gen_cycles:,} cycles generating {self.dma_indirect:,} indirect DMAs' "
-                     f"descriptors (assumed)" if engine == "gpsimd" and self.dma_indirect else "")
+            extra = (f" + {self.descriptor_gen_cycles:,.0f} cycles generating {self.dma_indirect:,} indirect DMAs' "
+                     f"descriptors" if engine == "gpsimd" and self.dma_indirect else "")
             lines.append(f"  {engine:<7} {self.instructions[engine]:>7,} instructions {self.cycles[engine]:>12,} "
                          f"cycles{extra}; busy modelled {self.busy_us[engine]:,.1f} us")
         lines.append(f"  dma     {self.dma_count:>7,} transfers ({self.dma_indirect:,} indirect, "
                      f"{self.dma_strided:,} strided), {self.dma_bytes:,} bytes, {self.dma_descriptors:,} "
-                     f"descriptors ({self.dma_efficiency:.0%} efficient); queues busy modelled "
-                     f"{self.busy_us['dma']:,.1f} us over {p.dma_queues}")
+                     f"descriptors; DMA engines busy modelled {self.busy_us['dma']:,.1f} us over {p.dma_engines}")
         for (rows, elems, nbytes, dbytes), n in self.dma_shapes.most_common(4):
             lines.append(f"          {n:>7,} x {rows} partitions x {elems:,} elements ({nbytes:,} B per partition, "
                          f"{dbytes:,} B per descriptor)")
@@ -390,6 +511,9 @@ class CostReport:
             lines.append(f"          ... {len(self.dma_shapes) - 4} more DMA shapes")
         lines.append(f"  SBUF    {self.sbuf_high_water:,} of {self.sbuf_capacity:,} bytes per partition at most")
         return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython
+        printer.text(repr(self) if cycle else str(self))
 
 
 def _index_tile(inst: Instruction) -> AccessPattern | None:
@@ -400,18 +524,19 @@ def _index_tile(inst: Instruction) -> AccessPattern | None:
 
 
 def program_cost(program: Program, target: str = "trn1", label: str = "") -> CostReport:
-    """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled makespan (S1, S2)."""
+    """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled schedule (S1-S4)."""
     params = target_params(target)
     memories = _Memories(program)
     engine_free = {"vector": 0.0, "gpsimd": 0.0, "scalar": 0.0}
-    queues = [(0.0, q) for q in range(params.dma_queues)]  # (free at, queue), a heap
+    lanes = [_Lane() for _ in range(params.dma_engines)]
     counts = dict.fromkeys(ENGINES, 0)
     cycles = dict.fromkeys(ENGINES[:3], 0)
     busy = dict.fromkeys(ENGINES, 0.0)
     shapes = collections.Counter()
-    dma_bytes = descriptors = gen_cycles = indirect = 0
-    spans = []
-    for inst in program.instructions:
+    dma_bytes = descriptors = indirect = 0
+    gen_cycles = 0.0
+    events = []
+    for index, inst in enumerate(program.instructions):
         engine = inst.engine
         counts[engine] += 1
         dst = _footprint(inst.dst)
@@ -426,38 +551,42 @@ def program_cost(program: Program, target: str = "trn1", label: str = "") -> Cos
                     shape.descriptor_bytes)] += 1
             dma_bytes += shape.nbytes
             descriptors += shape.descriptors
-            if offset_ap is not None:  # D4: GpSimd writes the descriptors once the index tile is ready
+            dge = None
+            if offset_ap is not None:  # D5: GpSimd writes the descriptors once the index tile is ready
                 indirect += 1
                 gen = descriptor_gen_cycles(shape, params)
                 gen_cycles += gen
-                index = _footprint(offset_ap)
-                gen_start = max(engine_free["gpsimd"], memories.ready(index, False))
-                gen_done = engine_free["gpsimd"] = gen_start + params.us(gen)
-                busy["gpsimd"] += params.us(gen)
-                memories.read(index, gen_done)
+                index_fp = _footprint(offset_ap)
+                gen_start = max(engine_free["gpsimd"], memories.ready(index_fp, False))
+                gen_done = engine_free["gpsimd"] = gen_start + params.us(gen, "gpsimd")
+                busy["gpsimd"] += gen_done - gen_start
+                memories.read(index_fp, gen_done)
                 ready = max(ready, gen_done)
-            free_at, q = heapq.heappop(queues)
-            start = max(free_at, ready)
-            duration = dma_us(shape, params)
-            finish = start + duration
-            heapq.heappush(queues, (finish, q))
+                dge = (gen_start, gen_done)
+            packets = []
+            for q, packet_us in dma_packets(shape, params):  # D1, D2
+                begin = lanes[q].place(ready, packet_us)
+                busy["dma"] += packet_us
+                packets.append((q, begin, begin + packet_us))
+            start = min(b for _, b, _ in packets)
+            finish = max(e for _, _, e in packets) + params.dma_latency_us  # D4
+            event = Event(index, inst.opcode, engine, start, finish, shape.nbytes, tuple(packets), dge)
         else:
             c = engine_cycles(inst, params)
             cycles[engine] += c
             start = max(engine_free[engine], ready)
-            duration = params.us(c)
+            duration = params.us(c, engine)
             finish = engine_free[engine] = start + duration
-        busy[engine] += duration
+            busy[engine] += duration
+            event = Event(index, inst.opcode, engine, start, finish)
         for s in srcs:
             memories.read(s, finish)
         memories.write(dst, finish)
-        spans.append((start, finish))
-    total_payload = dma_bytes
-    overhead = params.descriptor_overhead_bytes * descriptors
+        events.append(event)
+    makespan = max((e.end_us for e in events), default=0.0)
     return CostReport(
-        program=program.name, params=params, modelled_us=max((f for _, f in spans), default=0.0),
+        program=program.name, params=params, modelled_us=params.launch_us + makespan,
         instructions=counts, cycles=cycles, busy_us=busy, dma_count=counts["dma"], dma_bytes=dma_bytes,
         dma_indirect=indirect, dma_strided=counts["dma"] - indirect, dma_descriptors=descriptors,
-        dma_efficiency=total_payload / (total_payload + overhead) if total_payload else 1.0,
         dma_shapes=shapes, descriptor_gen_cycles=gen_cycles, sbuf_high_water=program.sbuf_high_water,
-        sbuf_capacity=params.sbuf_partition_bytes, label=label, instruction_us=spans)
+        sbuf_capacity=params.sbuf_partition_bytes, label=label, events=events)

@@ -118,6 +118,13 @@ class SbufAllocator:
     def mark(self) -> int:
         return self.top
 
+    def rotate(self, base: int, n: int, span: int, buffers: int) -> int:
+        """Start loop iteration ``n`` in its buffer: slot n % k of k rotating slots of ``span`` bytes from ``base``,
+        k = ``buffers`` or as many as fit in what is free (at least one). Returns the slot's start."""
+        k = max(1, min(buffers, (self.capacity - base) // span)) if span else 1
+        self.top = base + (n % k) * span
+        return self.top
+
     def release(self, mark: int) -> None:
         self.top = mark
 

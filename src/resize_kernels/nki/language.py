@@ -17,6 +17,7 @@ dimension of a shape given to ``nl.ndarray`` / ``nl.zeros``.
 
 from __future__ import annotations
 
+import builtins
 from types import SimpleNamespace
 
 import ml_dtypes
@@ -25,7 +26,7 @@ import numpy as np
 from ..errors import InvalidTypeError, InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine.isa import ALU_OPS
-from ..machine.memory import NUM_PARTITIONS
+from ..machine.memory import NUM_PARTITIONS, SBUF_ALIGNMENT
 from . import isa as nisa
 from . import tensor as _tensor
 from ..machine.access import AccessPattern
@@ -274,8 +275,33 @@ def copy(x, dtype=None):
     return out
 
 
+#: Buffers the allocator gives a tile declared in an ``affine_range`` body (NKI programming model: "two rotate
+#: (double buffering) and overlap DMA with compute"; nl.alloc_stream_buffers defaults to num_slots=2).
+ROTATING_BUFFERS = 2
+
+
 def affine_range(*args):
-    """range(...) unrolled at trace time; the SBUF tiles of each iteration are freed at its end."""
+    """range(...) unrolled at trace time, its iterations declared independent: the tiles an iteration declares
+    live in ROTATING_BUFFERS rotating buffers (fewer if SBUF is short), so iteration i + 1 need not wait for
+    iteration i's tiles to be free, as NKI's allocator gives them; they are freed when the loop ends."""
+    tracer = current()
+    base = tracer.mark()
+    spans = (0, 0)  # bytes one iteration allocates, per allocator (SBUF, PSUM)
+    for n, i in enumerate(range(*args)):
+        starts = tracer.rotate(base, n, spans, ROTATING_BUFFERS)
+        yield i
+        ends = tracer.mark()
+        spans = tuple(builtins.max(s, _aligned(e - b)) for s, e, b in zip(spans, ends, starts))
+    tracer.release(base)
+
+
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+
+
+def _scoped_range(*args):
+    """range(...) unrolled at trace time, one buffer for all iterations: an iteration's tiles are freed at its
+    end, so the next one reuses their addresses and (in the cost model) waits for them."""
     tracer = current()
     for i in range(*args):
         mark = tracer.mark()
@@ -284,15 +310,15 @@ def affine_range(*args):
 
 
 def static_range(*args):
-    """range(...) fully unrolled (NKI: by the compiler front end); here every loop is, with affine_range's tile
-    scoping."""
-    yield from affine_range(*args)
+    """range(...) fully unrolled (NKI: by the compiler front end), as a plain Python loop: one buffer per tile,
+    so iterations keep their order."""
+    yield from _scoped_range(*args)
 
 
 def sequential_range(*args):
-    """range(...) whose iterations are declared dependent (NKI: a loop-carried dependency); unrolled at trace
-    time like affine_range, whose tile scoping it shares. The simulator runs every Program in issue order."""
-    yield from affine_range(*args)
+    """range(...) whose iterations are declared dependent (NKI: a loop-carried dependency): unrolled at trace
+    time with one buffer per tile, so iterations keep their order. The simulator runs every Program in issue order."""
+    yield from _scoped_range(*args)
 
 
 mgrid = MGrid()

@@ -81,6 +81,11 @@ class Tracer:
         """The allocators' state, to release what is allocated after it (a loop iteration's tiles)."""
         return self.allocator.mark(), self.psum_allocator.mark()
 
+    def rotate(self, base: tuple, n: int, spans: tuple, buffers: int) -> tuple:
+        """Start affine_range iteration ``n`` in rotating buffers (see nl.affine_range); returns the slots' starts."""
+        return (self.allocator.rotate(base[0], n, spans[0], buffers),
+                self.psum_allocator.rotate(base[1], n, spans[1], buffers))
+
     def release(self, mark: tuple) -> None:
         self.allocator.release(mark[0])
         self.psum_allocator.release(mark[1])
