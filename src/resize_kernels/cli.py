@@ -248,6 +248,8 @@ def _inspect(args) -> int:
 
     report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target)
     print(report)
+    print()
+    print(report.schedule(limit=args.listing))
     if args.trace or args.timeline:
         from .machine.timeline import plot_timeline, write_chrome_trace
         if args.trace:
@@ -273,7 +275,7 @@ def _add_inspect_command(sub) -> None:
     ins.add_argument("--kernel", choices=KERNELS, default=None, help="kernel variant (default: the default kernel)")
     ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
     ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
-                     help="instructions of the listing to print (default 40)")
+                     help="instructions of the schedule and the listing to print (default 40)")
     ins.add_argument("--trace", type=Path, metavar="FILE.json",
                      help="write the modelled schedule as a Chrome trace (Perfetto, chrome://tracing): a track per "
                           "engine and DMA engine")

@@ -3,13 +3,14 @@
 import collections
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from resize_kernels.api import trace_resize
 from resize_kernels.machine import cost
 from resize_kernels.machine.access import AccessPattern
-from resize_kernels.machine.isa import (Activation, DmaCopy, Iota, Program, TensorCopy, TensorScalar,
+from resize_kernels.machine.isa import (Activation, DmaCopy, Iota, Memset, Program, TensorCopy, TensorScalar,
                                         TensorTensor)
 from resize_kernels.machine.memory import HbmTensor, SbufTile
 
@@ -61,6 +62,19 @@ def test_vector_costs_follow_the_documented_form():
     assert cost.engine_cycles(Activation(wide, wide2, "floor"), TRN1) == 80 + 100  # like a one-input vector op
     assert cost.engine_cycles(Iota(wide, ((1, 100),)), TRN1) == 150 + 100
     assert cycles_us(Iota(wide, ((1, 100),))) == pytest.approx(250 / 1400)  # GpSimd at 1.4 GHz
+
+
+def test_the_documented_fast_cases():
+    bf = np.dtype(ml_dtypes.bfloat16)
+    a, b, c = (whole(tile(n, 128, 100, bf, address=256 * k)) for k, n in enumerate("abc"))
+    assert cost.engine_cycles(TensorTensor(a, b, c, "add"), TRN1) == 80 + 100  # bf16 add: N, not 2N
+    assert cost.engine_cycles(TensorTensor(a, b, c, "maximum"), TRN1) == 80 + 200
+    f = [whole(tile(n, 128, 100, address=1024 + 512 * k)) for k, n in enumerate("def")]
+    assert cost.engine_cycles(TensorTensor(*f, "add"), TRN1) == 80 + 200
+    psum = SbufTile("p", 128, (100,), F32, 0, "psum")
+    assert cost.engine_cycles(TensorTensor(f[0], whole(psum), f[1], "add"), TRN1) == 80 + 100  # an operand in PSUM
+    assert cost.engine_cycles(Memset(whole(tile("z", 128, 256, bf)), 0.0), TRN1) == 80 + 128  # bf16 zeros: N/2
+    assert cost.engine_cycles(Memset(whole(tile("o", 128, 256, bf)), 1.0), TRN1) == 80 + 256
 
 
 def test_a_transfer_is_one_packet_per_eight_partitions():

@@ -64,9 +64,19 @@ def test_inspect_writes_a_trace_and_a_timeline_image(tmp_path, capsys):
     assert main(["inspect", "--in", "1x30x20x64", "--out", "1x59x38x64", "--trace", str(trace),
                  "--timeline", str(png), "--listing", "2"]) == 0
     out = capsys.readouterr().out
-    assert "roofline" in out and "efficiency" in out and "modelled" in out
+    assert "roofline" in out and "efficiency" in out and "modelled schedule" in out
     assert json.loads(trace.read_text())["traceEvents"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_schedule_lists_start_end_and_dma_engines(report):
+    text = report.schedule(limit=None)
+    lines = text.splitlines()[1:]
+    assert len(lines) == len(report.events)
+    dma = [ln for ln, e in zip(lines, report.events) if e.engine == "dma"]
+    assert dma and all(" dma " in ln for ln in dma)
+    assert "descriptors on gpsimd" in text  # the seed's gathers
+    assert report.schedule(limit=3).splitlines()[-1].startswith(f"  ... {len(report.events) - 3:,} more")
 
 
 def test_roofline_counts_each_needed_source_pixel_once(report):

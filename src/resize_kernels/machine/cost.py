@@ -15,7 +15,10 @@ E2  A vector instruction (tensor_scalar, tensor_copy, tensor_tensor, memset,
     k tensor inputs (2 for tensor_tensor): "N cycles, 2N with two tensor inputs,
     a minimum initiation interval of ~64 cycles, add ~100 cycles when
     instructions are dependent or N is small" [nki.isa docstrings, v2 guide].
-    fixed = 80, inside the documented 60-100.
+    fixed = 80, inside the documented 60-100. The documented fast cases:
+    tensor_tensor at N with an operand in PSUM, or for bf16 add/multiply/subtract
+    on contiguous SBUF data; memset of bf16 zeros at N/2. (trn2's 2-4x bf16
+    mode is not modelled: the docs give no rule for when it applies.)
 E3  iota costs ``150 + N`` GpSimd cycles. [nki.isa.iota]
 E5  A scalar-engine activation costs like a one-input vector instruction at the
     scalar clock (the docs give the same per-element streaming; no other figure).
@@ -86,7 +89,8 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from .access import AccessPattern
-from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Program, TensorReduce
+from . import dtypes
+from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, Program, TensorReduce, TensorTensor
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
@@ -159,11 +163,28 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
     n = free_elements(inst.data if isinstance(inst, TensorReduce) else inst.dst)  # a reduce streams its input
     if isinstance(inst, Iota):
         return params.iota_fixed_cycles + n
-    inputs = max(1, len(inst.sources()))  # E2: k tensor inputs (2 for tensor_tensor, up to 3 for select)
     if inst.engine not in ("vector", "scalar"):
         raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
                                 f"add them to machine/cost.py")
-    return params.vector_fixed_cycles + max(params.vector_floor_cycles, inputs * n)
+    return params.vector_fixed_cycles + max(params.vector_floor_cycles, math.ceil(_streams(inst) * n))
+
+
+_BF16_FAST_OPS = ("add", "multiply", "subtract")
+
+
+def _streams(inst: Instruction) -> float:
+    """Passes over N elements (E2): one per tensor input; tensor_tensor runs at N, not 2N, with an operand in PSUM
+    or for bf16 add/multiply/subtract on contiguous SBUF data; a bf16 memset of zeros at N/2."""
+    if isinstance(inst, TensorTensor):
+        operands = (inst.dst, *inst.sources())
+        if any(ap.tensor.memory == "psum" for ap in operands):
+            return 1
+        if (inst.op in _BF16_FAST_OPS and all(ap.dtype == dtypes.bfloat16 and _contiguous_run(ap) == free_elements(ap)
+                                              for ap in operands)):
+            return 1
+    if isinstance(inst, Memset) and inst.dst.dtype == dtypes.bfloat16 and inst.value == 0:
+        return 0.5
+    return max(1, len(inst.sources()))
 
 
 def _contiguous_run(ap: AccessPattern) -> int:
@@ -483,6 +504,24 @@ class CostReport:
             for engine, start, end in e.packets:
                 rows.append((f"dma{engine}", e.opcode, base + start, base + end, args))
         return rows
+
+    def schedule(self, limit: int | None = 40) -> str:
+        """The first ``limit`` instructions' modelled start, end, engine and DMA engines, one line each."""
+        shown = self.events if limit is None else self.events[:limit]
+        base = self.params.launch_us
+        lines = [f"modelled schedule ({self.target}; us from the start of the launch, which takes {base:g} us):"]
+        for e in shown:
+            where = e.engine
+            if e.packets:
+                qs = sorted({q for q, _, _ in e.packets})
+                where = f"dma {qs[0]}" if len(qs) == 1 else f"dma {qs[0]}-{qs[-1]}" if qs == list(
+                    range(qs[0], qs[-1] + 1)) else "dma " + ",".join(map(str, qs))
+            dge = f"  (descriptors on gpsimd {base + e.dge[0]:,.2f}-{base + e.dge[1]:,.2f})" if e.dge else ""
+            lines.append(f"  {e.index:>5}  {e.opcode:<14} {where:<9} {base + e.start_us:>10,.2f} -> "
+                         f"{base + e.end_us:>10,.2f}{dge}")
+        if len(shown) < len(self.events):
+            lines.append(f"  ... {len(self.events) - len(shown):,} more instructions")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (f"<CostReport {self.label or self.program} on {self.target}: modelled {self.modelled_us:,.1f} us, "
