@@ -185,6 +185,15 @@ def test_accesses_to_disjoint_parts_of_one_tile_still_conflict():
     assert spans[1][0] >= spans[0][1]  # S2: the tile is the unit of dependency
 
 
+def test_accesses_to_other_partitions_of_one_tile_do_not_conflict():
+    x = HbmTensor("x", (128, 512), F32, "input")
+    t = tile("t", 128, 512)
+    halves = [DmaCopy(AccessPattern(t, ((512, 64), (1, 512)), 512 * 64 * k), rows(x, 64, 512, 64 * k))
+              for k in range(2)]
+    spans = cost.program_cost(program(*halves, inputs=[x])).instruction_us
+    assert spans[1][0] == spans[0][0]  # partitions 0-63 and 64-127: other DMA engines, no dependency
+
+
 def test_overlapping_hbm_writes_keep_their_order():
     out = HbmTensor("out", (128, 64), F32, "output")
     a, b = tile("a", 128, 64), tile("b", 128, 64, address=256)

@@ -62,11 +62,12 @@ FITTED: descriptor_ns = 10 ns, dma_latency_us = 0.5 us, launch_us = 8 us, fitted
     every case within 20%. The fit is on the physics (per-descriptor, per-transfer
     and per-launch costs), not per case.
 
-S2  SBUF conflicts are per tile: any two accesses to one tile (one
-    ``nl.ndarray``) conflict, whatever part they touch, and so do accesses to
-    different tiles at overlapping addresses (a buffer reused across loop
-    iterations). The measured adaptive-pool cases only fit this (FITTED, see
-    calibrate.py: its batch tiles, slices of one tile, do not overlap on
+S2  SBUF conflicts are per tile and partition range: two accesses to one tile
+    (one ``nl.ndarray``) that share a partition conflict, whatever part of its
+    free dimensions they touch, and so do accesses to different tiles at
+    overlapping addresses (a buffer reused across loop iterations). The
+    measured adaptive-pool cases only fit this (FITTED, see calibrate.py: its
+    batch blocks, free-dimension slices of one tile, do not overlap on
     hardware). HBM conflicts are by tensor and element range.
 S3  ``nl.affine_range`` iterations overlap because the tracer gives a tile
     declared in the loop body rotating buffers (nki/language.py), so iteration
@@ -270,14 +271,17 @@ _MAX_RUNS = 1024  # an HBM access split into more contiguous runs than this is t
 def _footprint(ap: AccessPattern):
     """(memory, rects) an access conflicts with; a rect is (lo, hi, p0, p1).
 
-    SBUF (S2): the whole tile, bytes address..address+size of its partitions,
-    whatever part the access touches. HBM: elements lo..hi of the tensor, one
+    SBUF (S2): the whole tile's bytes, address..address+size, on the partitions
+    the access touches. HBM: elements lo..hi of the tensor, one
     rect per contiguous run (so interleaved stores do not conflict), or the whole
     tensor for an indirect access.
     """
     t = ap.tensor
     if ap.is_sbuf:
-        return SBUF, ((t.address, t.address + t.bytes_per_partition, 0, t.partitions),)
+        p0 = ap.offset // t.free_size
+        s0, n0 = ap.pattern[0]
+        p1 = p0 + (s0 // t.free_size) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
+        return SBUF, ((t.address, t.address + t.bytes_per_partition, p0, p1),)
     if ap.indirect_dim is not None:
         return t, ((0, t.size, 0, 1),)
     pairs = [(step, num) for step, num in ap.pattern if num > 1]
