@@ -1,8 +1,9 @@
 """A cost model over a traced Program: NKI's scheduling on a NeuronCore, engine by engine, DMA engine by DMA engine.
 
-Nothing here is measured: every figure is a public number (design/HARDWARE.md,
-from the NKI docs) or fitted to the public measurements `benchmarks/calibrate.py`
-lists, and says which. Anything printed from it says it is modelled. The model
+Nothing here is measured: every figure is a public number from the NKI
+documentation (architecture guides, nki.isa pages, DMA overview and bandwidth
+guide) or fitted to the public measurements ``benchmarks/calibrate.py`` lists,
+and says which. Anything printed from it says it is modelled. The model
 is generic: it reads instruction records, access patterns and tiles, never
 kernel names.
 

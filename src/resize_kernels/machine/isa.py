@@ -19,7 +19,7 @@ from . import dtypes
 from .access import AccessPattern
 from .memory import HbmTensor
 
-#: DMA queues per NeuronCore, each moving one transfer at a time ("16 DMA engines per NeuronCore", HARDWARE.md).
+#: DMA engines per NeuronCore ("each NeuronCore (v2-v4) is paired with 16 DMA engines", NKI DMA overview).
 DMA_QUEUES = 16
 
 #: ALU operations on float32 values; comparisons give 1.0 / 0.0.
