@@ -107,3 +107,72 @@ def split_by(items: list, key) -> list[list]:
         else:
             groups.append([item])
     return groups
+
+
+@dataclass(frozen=True)
+class ColumnGroup:
+    """Output columns ``out0 + k * out_step + 0 .. repeat - 1`` copy source column ``src0 + k * src_step``, k < count.
+
+    One affine access-pattern pair per side moves a whole group: a strided read of
+    its sources, each repeated ``repeat`` times through a step-0 pair.
+    """
+
+    out0: int
+    src0: int
+    count: int
+    out_step: int
+    src_step: int
+    repeat: int
+
+
+#: Longest period column_groups looks for: a map whose runs repeat with period T becomes T groups per stretch.
+MAX_PERIOD = 8
+
+
+def column_groups(runs: list[RowRun]) -> list[ColumnGroup]:
+    """The runs of a map (in output order) as few ColumnGroups: greedily, the stretch of runs that is periodic
+    with the period T <= MAX_PERIOD covering the most runs per group, cut into its T interleaved groups.
+
+    A floor map of ratio p/q is periodic in its runs (1.5x: repeats 1, 2, 1, 2, ...), except where float32
+    rounding or the ends break the period, so most maps take a handful of groups, not one per column.
+    """
+    groups, i, n = [], 0, len(runs)
+    while i < n:
+        best_t, best_len = 1, _periodic_length(runs, i, 1)
+        for t in range(2, min(MAX_PERIOD, n - i) + 1):
+            length = _periodic_length(runs, i, t)
+            if length >= 2 * t and length * best_t > best_len * t:  # more runs per group, over two periods at least
+                best_t, best_len = t, length
+        for k in range(best_t):
+            first = runs[i + k]
+            count = len(range(k, best_len, best_t))
+            nxt = runs[i + k + best_t] if count > 1 else first
+            groups.append(ColumnGroup(first.first, first.src, count, nxt.first - first.first,
+                                      nxt.src - first.src, first.repeat))
+        i += best_len
+    return groups
+
+
+def _periodic_length(runs: list[RowRun], i: int, t: int) -> int:
+    """How many runs from runs[i] on repeat with period t: run m matches run m - t in repeat, and in output and
+    source distance (the first period's)."""
+    if i + t >= len(runs):
+        return len(runs) - i
+    d_out, d_src = runs[i + t].first - runs[i].first, runs[i + t].src - runs[i].src
+    m = i + t
+    while m < len(runs):
+        a, b = runs[m - t], runs[m]
+        if b.repeat != a.repeat or b.first - a.first != d_out or b.src - a.src != d_src:
+            break
+        m += 1
+    return m - i
+
+
+def split_runs(runs: list[RowRun], first: int, stop: int, max_repeat: int) -> list[RowRun]:
+    """The runs covering output indices first .. stop - 1, cut at both ends and into runs of at most max_repeat."""
+    out = []
+    for r in runs:
+        lo, hi = max(r.first, first), min(r.first + r.repeat, stop)
+        for a in range(lo, hi, max_repeat):
+            out.append(RowRun(a, r.src, min(max_repeat, hi - a)))
+    return out

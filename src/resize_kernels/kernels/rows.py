@@ -1,0 +1,188 @@
+"""resize_nearest_rows_kernel: whole output rows on partitions, source rows gathered once, columns by group.
+
+A partition holds one output row (flat over batches, up to 128 per tile), so
+every transfer spans the tile's partitions and with them all 16 DMA engines,
+and every descriptor is a run of columns times channels, not one pixel. Per tile
+and column chunk: one gather brings each partition its source row's needed
+columns (the rows' map is the index tile; the columns' map is known at trace
+time, so it is in the access patterns); the width map's column groups
+(``plan.column_groups``: runs of columns with one repeat and one stride, a
+handful for most ratios) then repeat the columns, either in the store's access
+pattern (a step-0 pair; wide pixels, where a pixel is a good descriptor) or by
+vector-engine copies into an output tile stored as whole rows (narrow pixels).
+"""
+
+from __future__ import annotations
+
+from .. import contract, semantics
+from ..nki import isa as nisa
+from ..nki import language as nl
+from .dma import broadcast_pairs
+from .helpers import scaled_floor, tile_rows_and_columns
+from .plan import column_groups, plan_resize, split_runs
+
+#: Bytes per partition of one data tile; two tiles (sources, output row) double-buffered stay under 128 KiB.
+TILE_BYTES = 32 * 1024
+#: A pixel of at least this many bytes is a good DMA descriptor: repeat columns in the store's access pattern.
+WIDE_PIXEL_BYTES = 512
+
+
+def resize_nearest_rows_kernel(data_tensor, out_shape):
+    """Nearest-neighbour resize with output rows on partitions, moving whole rows.
+
+    Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
+    (out_b, out_h, out_w, out_c) in HBM; any machine dtype (data is only moved,
+    by DMAs and bit-exact tensor_copy).
+    Constraints: the resize contract (in_b == out_b, in_c == out_c, sizes below
+    2**24, fewer than 2**31 elements per tensor).
+    Tiling: partitions are output rows, whole batches per tile when out_h < 128
+    (their source rows from one index tile built once), else up to 128 rows of
+    one batch (an index tile per tile, relative to its first source row). The
+    free dimension is a chunk of output columns times channels (at most
+    TILE_BYTES per partition; a pixel wider than that is cut into channel
+    chunks). Per tile and chunk: one indirect gather of the chunk's source
+    columns (contiguous when the width grows, one gather per column group, put
+    straight in output order, when it shrinks), then a store per column group
+    whose SBUF side repeats columns with step-0 pairs (pixels of 512 B or more),
+    or tensor_copy per column group into an output tile and one store of whole
+    row chunks.
+    """
+    name = "resize_nearest_rows_kernel"
+    in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
+    plan = plan_resize(in_shape, out_shape)
+    in_b, in_h, in_w, in_c = in_shape
+    out_b, out_h, out_w, _ = out_shape
+    dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
+    out_tensor = nl.ndarray(out_shape, dtype=dtype, buffer=nl.shared_hbm, name="out_tensor")
+    data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
+    row_in, row_out = in_w * in_c, out_w * in_c
+
+    cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
+    cols = max(1, TILE_BYTES // (cc * item))  # output columns per chunk
+    wide = cc * item >= WIDE_PIXEL_BYTES
+    runs = plan.w.runs
+    chunks = []  # (first output column, its runs, their groups)
+    for j0 in range(0, out_w, cols):
+        chunk_runs = split_runs(runs, j0, min(out_w, j0 + cols), cols)
+        chunks.append((j0, min(cols, out_w - j0), chunk_runs, column_groups(chunk_runs)))
+
+    slot = iter(range(1 << 62))  # a running count of (tile, chunk) moves, to rotate their partition ranges
+
+    def move(p, index, base_row, out_row, copies=1):
+        """Output rows out_row .. out_row + p - 1, whose source rows are base_row + index[i]; ``index`` holds
+        ``copies`` copies of the p indices, one per p partitions, and successive moves take successive copies,
+        so that a tile of few rows still spreads its transfers over all DMA engines (one per 8 partitions)."""
+        for k in nl.affine_range(len(chunks)):
+            j0, nj, chunk_runs, groups = chunks[k]
+            for c0 in nl.affine_range(0, in_c, cc):
+                c = min(cc, in_c - c0)
+                q0 = (next(slot) % copies) * p
+                _move_chunk(data_rows, out_tensor, q0, p, index[q0:q0 + p, 0:1], base_row, out_row, j0, nj,
+                            chunk_runs, groups, c0, c, in_c, row_in, row_out, wide)
+
+    pmax = nl.tile_size.pmax
+    if out_h < pmax and (pmax // out_h) * in_h < semantics.MAX_DIM:
+        batches = min(out_b, pmax // out_h)  # whole batches per tile: one index tile for all
+        rows = batches * out_h
+        copies = pmax // rows
+        _, t, o = tile_rows_and_columns(copies * rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
+        src = scaled_floor(o, plan.h.scale, in_h - 1, "src_h")
+        index = nl.ndarray((copies * rows, 1), dtype=nl.int32, name="row_index")
+        nisa.tensor_scalar(index, t, op0=nl.mod, operand0=batches, op1=nl.multiply, operand1=in_h)  # tile's batch
+        nisa.tensor_tensor(index, index, src, op=nl.add)  # batch * in_h + src_h(row), once per copy
+        for t in nl.affine_range(-(-out_b // batches)):
+            b0 = t * batches
+            p = min(batches, out_b - b0) * out_h
+            move(p, index, b0 * in_h, b0 * out_h, copies if p == rows else 1)
+    else:
+        src_h = plan.h.src.tolist()
+        for b in nl.affine_range(in_b):
+            for t in nl.affine_range(-(-out_h // pmax)):
+                o0 = t * pmax
+                p = min(pmax, out_h - o0)
+                pos = nl.ndarray((p, 1), dtype=nl.int32, name="out_row")
+                nisa.iota(pos, pattern=[[0, 1]], offset=o0, channel_multiplier=1)
+                index = scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")
+                nisa.tensor_scalar(index, index, op0=nl.subtract, operand0=src_h[o0])  # relative to the tile's first
+                move(p, index, b * in_h + src_h[o0], b * out_h + o0)
+    return out_tensor
+
+
+def _move_chunk(data_rows, out_tensor, q0, p, index, base_row, out_row, j0, nj, runs, groups, c0, c, in_c, row_in,
+                row_out, wide):
+    """Gather one chunk's source columns for p rows into partitions q0 .. q0 + p - 1, then store its output
+    columns j0 .. j0 + nj - 1."""
+    dtype = data_rows.dtype
+    srcs = [r.src for r in runs]
+    contiguous = all(b - a == 1 for a, b in zip(srcs, srcs[1:]))
+    shrink = all(r.repeat == 1 for r in runs)
+    gather = dict(vector_offset=index, indirect_dim=0)
+    row0 = base_row * row_in + c0
+    if contiguous:  # the chunk's sources are one run of columns: one gather, in source order
+        ns, s0 = len(srcs), srcs[0]
+        sources = nl.ndarray((q0 + p, ns, c), dtype=dtype, name="row_sources")
+        # gather: partition q0 + i reads source row base_row + index[i] ([row_in, p]: the index tile's rows);
+        # [in_c, ns]: ns consecutive columns from s0; [1, c]: c channels from c0
+        nisa.dma_copy(dst=sources.ap(pattern=[[ns * c, p], [c, ns], [1, c]], offset=q0 * ns * c),
+                      src=data_rows.ap(pattern=[[row_in, p], [in_c, ns], [1, c]], offset=row0 + s0 * in_c, **gather))
+        at = {r.src: r.src - s0 for r in runs}  # where each source column sits in the tile
+        if shrink:  # the sources are the outputs, in order
+            return _store_rows(out_tensor, sources, q0, p, nj, c, out_row, j0, c0, in_c, row_out)
+    elif shrink:  # every output column its own source: gather each group straight into output order
+        sources = nl.ndarray((q0 + p, nj, c), dtype=dtype, name="row_sources")
+        for g in groups:
+            # gather: [row_in, p] rows by the index tile; [src_step * in_c, count] the group's source columns;
+            # [1, c] channels. SBUF: [out_step * c, count] the group's output columns in the tile
+            nisa.dma_copy(dst=sources.ap(pattern=[[nj * c, p], [g.out_step * c, g.count], [1, c]],
+                                         offset=(q0 * nj + g.out0 - j0) * c),
+                          src=data_rows.ap(pattern=[[row_in, p], [g.src_step * in_c, g.count], [1, c]],
+                                           offset=row0 + g.src0 * in_c, **gather))
+        return _store_rows(out_tensor, sources, q0, p, nj, c, out_row, j0, c0, in_c, row_out)
+    else:  # neither (a clamp at the far end): one gather per run, in run order
+        ns = len(runs)
+        sources = nl.ndarray((q0 + p, ns, c), dtype=dtype, name="row_sources")
+        for k, r in enumerate(runs):
+            # gather: [row_in, p] rows by the index tile; [1, c] the run's source pixel. SBUF: slot k
+            nisa.dma_copy(dst=sources.ap(pattern=[[ns * c, p], [1, c]], offset=(q0 * ns + k) * c),
+                          src=data_rows.ap(pattern=[[row_in, p], [1, c]], offset=row0 + r.src * in_c, **gather))
+        at = {}
+        for k, r in enumerate(runs):
+            at.setdefault(r.src, k)
+        groups = [g for r in runs for g in column_groups([r])]
+    ns = sources.shape[1]
+    base = q0 * ns * c  # the tile's first partition in use
+    if wide:  # repeat columns in each store's SBUF-side pattern: a descriptor per pixel, pixels >= 512 B
+        for g in groups:
+            src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
+            s_pairs, d_pairs = broadcast_pairs(
+                [[ns * c, p],  # SBUF: partitions (output rows)
+                 [src_step * c, g.count],  # the group's source columns
+                 [0, g.repeat],  # each repeated: step 0
+                 [1, c]],  # channels
+                [[row_out, p],  # HBM: output rows
+                 [g.out_step * in_c, g.count],  # the group's first output columns
+                 [in_c, g.repeat],  # the repeats, adjacent
+                 [1, c]])  # channels from c0
+            nisa.dma_copy(dst=out_tensor.ap(pattern=d_pairs, offset=out_row * row_out + g.out0 * in_c + c0),
+                          src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c))
+        return None
+    expanded = nl.ndarray((q0 + p, nj, c), dtype=dtype, name="row_out")
+    for g in groups:  # narrow pixels: repeat columns on the vector engine, then store whole row chunks
+        src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
+        s_pairs, d_pairs = broadcast_pairs(
+            [[ns * c, p], [src_step * c, g.count], [0, g.repeat], [1, c]],  # sources, each repeated (step 0)
+            [[nj * c, p], [g.out_step * c, g.count], [c, g.repeat], [1, c]])  # their output columns in the tile
+        nisa.tensor_copy(dst=expanded.ap(pattern=d_pairs, offset=(q0 * nj + g.out0 - j0) * c),
+                         src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c))
+    return _store_rows(out_tensor, expanded, q0, p, nj, c, out_row, j0, c0, in_c, row_out)
+
+
+def _store_rows(out_tensor, tile, q0, p, nj, c, out_row, j0, c0, in_c, row_out):
+    """Store partitions q0 .. q0 + p - 1 of a (q0 + p, nj, c) tile as output columns j0 .. j0 + nj - 1 of rows
+    out_row .. out_row + p - 1."""
+    if c < in_c:  # HBM: [row_out, p] output rows; [in_c, nj] their columns from j0; [1, c] channels from c0
+        dst, src = [[row_out, p], [in_c, nj], [1, c]], [[nj * c, p], [c, nj], [1, c]]
+    else:  # whole pixels: each partition's nj * c elements are one run on both sides
+        dst, src = [[row_out, p], [1, nj * c]], [[nj * c, p], [1, nj * c]]
+    nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=out_row * row_out + j0 * in_c + c0),
+                  src=tile.ap(pattern=src, offset=q0 * nj * c))
