@@ -66,19 +66,24 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         chunk_runs = split_runs(runs, j0, min(out_w, j0 + cols), cols)
         chunks.append((j0, min(cols, out_w - j0), chunk_runs, column_groups(chunk_runs)))
 
-    slot = iter(range(1 << 62))  # a running count of (tile, chunk) moves, to rotate their partition ranges
+    nj_max = max(nj for _, nj, _, _ in chunks)
+    per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
+    fit = max(1, TILE_BYTES // per_row)  # output rows per partition a tile can hold
+    slot = iter(range(1 << 62))  # a running count of moves, to rotate their partition ranges
 
-    def move(p, index, base_row, out_row, copies=1):
-        """Output rows out_row .. out_row + p - 1, whose source rows are base_row + index[i]; ``index`` holds
-        ``copies`` copies of the p indices, one per p partitions, and successive moves take successive copies,
-        so that a tile of few rows still spreads its transfers over all DMA engines (one per 8 partitions)."""
+    def move(p, k_rows, index_of, base_rows, out_row, k_stride, copies=1):
+        """k_rows output rows per partition: row k of partition i is output row out_row + k * k_stride + i, whose
+        source row is base_rows[k] + index_of(k, q0)[i]. When the index tile holds ``copies`` copies, one per p
+        partitions, successive moves take successive copies (partitions q0 .. q0 + p - 1), so that tiles of few
+        rows still spread their transfers over all DMA engines (one per 8 partitions)."""
         for k in nl.affine_range(len(chunks)):
             j0, nj, chunk_runs, groups = chunks[k]
             for c0 in nl.affine_range(0, in_c, cc):
                 c = min(cc, in_c - c0)
                 q0 = (next(slot) % copies) * p
-                _move_chunk(data_rows, out_tensor, q0, p, index[q0:q0 + p, 0:1], base_row, out_row, j0, nj,
-                            chunk_runs, groups, c0, c, in_c, row_in, row_out, wide)
+                _move_chunk(data_rows, out_tensor, q0, p, k_rows, [index_of(r, q0) for r in range(k_rows)],
+                            base_rows, out_row, k_stride, j0, nj, chunk_runs, groups, c0, c, in_c, row_in, row_out,
+                            wide)
 
     pmax = nl.tile_size.pmax
     if out_h < pmax and (pmax // out_h) * in_h < semantics.MAX_DIM:
@@ -90,99 +95,130 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         index = nl.ndarray((copies * rows, 1), dtype=nl.int32, name="row_index")
         nisa.tensor_scalar(index, t, op0=nl.mod, operand0=batches, op1=nl.multiply, operand1=in_h)  # tile's batch
         nisa.tensor_tensor(index, index, src, op=nl.add)  # batch * in_h + src_h(row), once per copy
-        for t in nl.affine_range(-(-out_b // batches)):
-            b0 = t * batches
+        full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
+        blocks = [(b0, min(fit, full - b0 // batches) if b0 // batches < full else 1)
+                  for b0 in _starts(out_b, batches, fit, full)]
+        for n in nl.affine_range(len(blocks)):
+            b0, k_rows = blocks[n]
             p = min(batches, out_b - b0) * out_h
-            move(p, index, b0 * in_h, b0 * out_h, copies if p == rows else 1)
+            move(p, k_rows, lambda r, q0, p=p: index[q0:q0 + p, 0:1],
+                 [(b0 + r * batches) * in_h for r in range(k_rows)], b0 * out_h, p,
+                 copies if p == rows else 1)
     else:
-        src_h = plan.h.src.tolist()
+        tiles = -(-out_h // pmax)  # tile t: output rows t * 128 .. of a batch; its index column t
+        pos = nl.ndarray((pmax, tiles), dtype=nl.int32, name="out_row")
+        nisa.iota(pos, pattern=[[pmax, tiles]], offset=0, channel_multiplier=1)
+        index = scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")  # src_h(o) for every row o of a batch
+        full = out_h // pmax
+        blocks = [(t, min(fit, full - t) if t < full else 1) for t in _starts(tiles, 1, fit, full)]
         for b in nl.affine_range(in_b):
-            for t in nl.affine_range(-(-out_h // pmax)):
-                o0 = t * pmax
-                p = min(pmax, out_h - o0)
-                pos = nl.ndarray((p, 1), dtype=nl.int32, name="out_row")
-                nisa.iota(pos, pattern=[[0, 1]], offset=o0, channel_multiplier=1)
-                index = scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")
-                nisa.tensor_scalar(index, index, op0=nl.subtract, operand0=src_h[o0])  # relative to the tile's first
-                move(p, index, b * in_h + src_h[o0], b * out_h + o0)
+            for n in nl.affine_range(len(blocks)):
+                t0, k_rows = blocks[n]
+                p = min(pmax, out_h - t0 * pmax)
+                move(p, k_rows, lambda r, q0, t0=t0, p=p: index[0:p, t0 + r:t0 + r + 1], [b * in_h] * k_rows,
+                     b * out_h + t0 * pmax, pmax)
     return out_tensor
 
 
-def _move_chunk(data_rows, out_tensor, q0, p, index, base_row, out_row, j0, nj, runs, groups, c0, c, in_c, row_in,
-                row_out, wide):
-    """Gather one chunk's source columns for p rows into partitions q0 .. q0 + p - 1, then store its output
-    columns j0 .. j0 + nj - 1."""
+def _starts(n: int, step: int, fit: int, full: int) -> list[int]:
+    """First units of blocks over units 0, step, .. n - 1: up to ``fit`` at a time among the first ``full``
+    (whole tiles), then one at a time."""
+    starts, u = [], 0
+    while u < n:
+        starts.append(u)
+        u += step * (min(fit, full - u // step) if u // step < full else 1)
+    return starts
+
+
+def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_row, k_stride, j0, nj, runs, groups,
+                c0, c, in_c, row_in, row_out, wide):
+    """Gather one chunk's source columns for k_rows x p rows into partitions q0 .. q0 + p - 1, then store its
+    output columns j0 .. j0 + nj - 1."""
     dtype = data_rows.dtype
     srcs = [r.src for r in runs]
     contiguous = all(b - a == 1 for a, b in zip(srcs, srcs[1:]))
     shrink = all(r.repeat == 1 for r in runs)
-    gather = dict(vector_offset=index, indirect_dim=0)
-    row0 = base_row * row_in + c0
-    if contiguous:  # the chunk's sources are one run of columns: one gather, in source order
+    if contiguous:  # the chunk's sources are one run of columns: one gather per row, in source order
         ns, s0 = len(srcs), srcs[0]
-        sources = nl.ndarray((q0 + p, ns, c), dtype=dtype, name="row_sources")
-        # gather: partition q0 + i reads source row base_row + index[i] ([row_in, p]: the index tile's rows);
-        # [in_c, ns]: ns consecutive columns from s0; [1, c]: c channels from c0
-        nisa.dma_copy(dst=sources.ap(pattern=[[ns * c, p], [c, ns], [1, c]], offset=q0 * ns * c),
-                      src=data_rows.ap(pattern=[[row_in, p], [in_c, ns], [1, c]], offset=row0 + s0 * in_c, **gather))
+        sources = nl.ndarray((q0 + p, k_rows, ns, c), dtype=dtype, name="row_sources")
+        for k in range(k_rows):
+            # gather: partition q0 + i reads source row base_rows[k] + index[i] ([row_in, p]: the index tile's
+            # rows); [in_c, ns]: ns consecutive columns from s0; [1, c]: c channels from c0
+            nisa.dma_copy(dst=sources.ap(pattern=[[k_rows * ns * c, p], [c, ns], [1, c]],
+                                         offset=(q0 * k_rows + k) * ns * c),
+                          src=data_rows.ap(pattern=[[row_in, p], [in_c, ns], [1, c]],
+                                           offset=base_rows[k] * row_in + s0 * in_c + c0,
+                                           vector_offset=indexes[k], indirect_dim=0))
         at = {r.src: r.src - s0 for r in runs}  # where each source column sits in the tile
         if shrink:  # the sources are the outputs, in order
-            return _store_rows(out_tensor, sources, q0, p, nj, c, out_row, j0, c0, in_c, row_out)
+            return _store_rows(out_tensor, sources, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
     elif shrink:  # every output column its own source: gather each group straight into output order
-        sources = nl.ndarray((q0 + p, nj, c), dtype=dtype, name="row_sources")
-        for g in groups:
-            # gather: [row_in, p] rows by the index tile; [src_step * in_c, count] the group's source columns;
-            # [1, c] channels. SBUF: [out_step * c, count] the group's output columns in the tile
-            nisa.dma_copy(dst=sources.ap(pattern=[[nj * c, p], [g.out_step * c, g.count], [1, c]],
-                                         offset=(q0 * nj + g.out0 - j0) * c),
-                          src=data_rows.ap(pattern=[[row_in, p], [g.src_step * in_c, g.count], [1, c]],
-                                           offset=row0 + g.src0 * in_c, **gather))
-        return _store_rows(out_tensor, sources, q0, p, nj, c, out_row, j0, c0, in_c, row_out)
-    else:  # neither (a clamp at the far end): one gather per run, in run order
+        sources = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_sources")
+        for k in range(k_rows):
+            for g in groups:
+                # gather: [row_in, p] rows by the index tile; [src_step * in_c, count] the group's source columns;
+                # [1, c] channels. SBUF: [out_step * c, count] the group's output columns in row k of the tile
+                nisa.dma_copy(dst=sources.ap(pattern=[[k_rows * nj * c, p], [g.out_step * c, g.count], [1, c]],
+                                             offset=((q0 * k_rows + k) * nj + g.out0 - j0) * c),
+                              src=data_rows.ap(pattern=[[row_in, p], [g.src_step * in_c, g.count], [1, c]],
+                                               offset=base_rows[k] * row_in + g.src0 * in_c + c0,
+                                               vector_offset=indexes[k], indirect_dim=0))
+        return _store_rows(out_tensor, sources, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
+    else:  # neither (a clamp at the far end): one gather per run and row, in run order
         ns = len(runs)
-        sources = nl.ndarray((q0 + p, ns, c), dtype=dtype, name="row_sources")
-        for k, r in enumerate(runs):
-            # gather: [row_in, p] rows by the index tile; [1, c] the run's source pixel. SBUF: slot k
-            nisa.dma_copy(dst=sources.ap(pattern=[[ns * c, p], [1, c]], offset=(q0 * ns + k) * c),
-                          src=data_rows.ap(pattern=[[row_in, p], [1, c]], offset=row0 + r.src * in_c, **gather))
+        sources = nl.ndarray((q0 + p, k_rows, ns, c), dtype=dtype, name="row_sources")
+        for k in range(k_rows):
+            for m, r in enumerate(runs):
+                # gather: [row_in, p] rows by the index tile; [1, c] the run's source pixel. SBUF: slot m of row k
+                nisa.dma_copy(dst=sources.ap(pattern=[[k_rows * ns * c, p], [1, c]],
+                                             offset=((q0 * k_rows + k) * ns + m) * c),
+                              src=data_rows.ap(pattern=[[row_in, p], [1, c]],
+                                               offset=base_rows[k] * row_in + r.src * in_c + c0,
+                                               vector_offset=indexes[k], indirect_dim=0))
         at = {}
-        for k, r in enumerate(runs):
-            at.setdefault(r.src, k)
+        for m, r in enumerate(runs):
+            at.setdefault(r.src, m)
         groups = [g for r in runs for g in column_groups([r])]
-    ns = sources.shape[1]
-    base = q0 * ns * c  # the tile's first partition in use
+    ns = sources.shape[2]
+    base = q0 * k_rows * ns * c  # the tile's first partition in use
     if wide:  # repeat columns in each store's SBUF-side pattern: a descriptor per pixel, pixels >= 512 B
         for g in groups:
             src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
             s_pairs, d_pairs = broadcast_pairs(
-                [[ns * c, p],  # SBUF: partitions (output rows)
+                [[k_rows * ns * c, p],  # SBUF: partitions
+                 [ns * c, k_rows],  # the partition's rows
                  [src_step * c, g.count],  # the group's source columns
                  [0, g.repeat],  # each repeated: step 0
                  [1, c]],  # channels
                 [[row_out, p],  # HBM: output rows
+                 [k_stride * row_out, k_rows],  # a partition's rows, k_stride apart
                  [g.out_step * in_c, g.count],  # the group's first output columns
                  [in_c, g.repeat],  # the repeats, adjacent
                  [1, c]])  # channels from c0
             nisa.dma_copy(dst=out_tensor.ap(pattern=d_pairs, offset=out_row * row_out + g.out0 * in_c + c0),
                           src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c))
         return None
-    expanded = nl.ndarray((q0 + p, nj, c), dtype=dtype, name="row_out")
-    for g in groups:  # narrow pixels: repeat columns on the vector engine, then store whole row chunks
+    expanded = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_out")
+    for n, g in enumerate(groups):  # narrow pixels: repeat columns on chip, then store whole row chunks
         src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
         s_pairs, d_pairs = broadcast_pairs(
-            [[ns * c, p], [src_step * c, g.count], [0, g.repeat], [1, c]],  # sources, each repeated (step 0)
-            [[nj * c, p], [g.out_step * c, g.count], [c, g.repeat], [1, c]])  # their output columns in the tile
-        nisa.tensor_copy(dst=expanded.ap(pattern=d_pairs, offset=(q0 * nj + g.out0 - j0) * c),
-                         src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c))
-    return _store_rows(out_tensor, expanded, q0, p, nj, c, out_row, j0, c0, in_c, row_out)
+            [[k_rows * ns * c, p], [ns * c, k_rows], [src_step * c, g.count], [0, g.repeat], [1, c]],  # sources
+            [[k_rows * nj * c, p], [nj * c, k_rows], [g.out_step * c, g.count], [c, g.repeat], [1, c]])  # outputs
+        # alternate the vector engine and GpSimd: both copy bit-exactly (on trn2 side by side)
+        nisa.tensor_copy(dst=expanded.ap(pattern=d_pairs, offset=(q0 * k_rows * nj + g.out0 - j0) * c),
+                         src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c),
+                         engine=nisa.gpsimd_engine if n % 2 else nisa.vector_engine)
+    return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
 
 
-def _store_rows(out_tensor, tile, q0, p, nj, c, out_row, j0, c0, in_c, row_out):
-    """Store partitions q0 .. q0 + p - 1 of a (q0 + p, nj, c) tile as output columns j0 .. j0 + nj - 1 of rows
-    out_row .. out_row + p - 1."""
-    if c < in_c:  # HBM: [row_out, p] output rows; [in_c, nj] their columns from j0; [1, c] channels from c0
-        dst, src = [[row_out, p], [in_c, nj], [1, c]], [[nj * c, p], [c, nj], [1, c]]
-    else:  # whole pixels: each partition's nj * c elements are one run on both sides
-        dst, src = [[row_out, p], [1, nj * c]], [[nj * c, p], [1, nj * c]]
-    nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=out_row * row_out + j0 * in_c + c0),
-                  src=tile.ap(pattern=src, offset=q0 * nj * c))
+def _store_rows(out_tensor, tile, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out):
+    """Store partitions q0 .. q0 + p - 1 of a (q0 + p, k_rows, nj, c) tile as output columns j0 .. j0 + nj - 1 of
+    rows out_row + k * k_stride + i."""
+    # HBM: [row_out, p] output rows; [k_stride * row_out, k_rows] each partition's rows; [in_c, nj] the columns from
+    # j0 and [1, c] the channels from c0, one run when they are whole pixels
+    cols = [[in_c, nj], [1, c]] if c < in_c else [[1, nj * c]]
+    sbuf_cols = [[c, nj], [1, c]] if c < in_c else [[1, nj * c]]
+    dst, src = broadcast_pairs([[k_rows * nj * c, p], [nj * c, k_rows], *sbuf_cols],
+                               [[row_out, p], [k_stride * row_out, k_rows], *cols])
+    nisa.dma_copy(dst=out_tensor.ap(pattern=src, offset=out_row * row_out + j0 * in_c + c0),
+                  src=tile.ap(pattern=dst, offset=q0 * k_rows * nj * c))

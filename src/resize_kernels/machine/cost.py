@@ -21,9 +21,15 @@ E2  A vector instruction (tensor_scalar, tensor_copy, tensor_tensor, memset,
     on contiguous SBUF data; memset of bf16 zeros at N/2. (trn2's 2-4x bf16
     mode is not modelled: the docs give no rule for when it applies.)
 E3  iota costs ``150 + N`` GpSimd cycles. [nki.isa.iota]
+E3b A tensor_copy on GpSimd costs ``150 + max(64, N)`` GpSimd cycles: "max(MIN_II,
+    N) engine cycles" [nki.isa.tensor_copy] after GpSimd's ~150-cycle start-up per
+    instruction [v2 architecture guide].
+E4  On NeuronCore-v2 the vector engine and GpSimd cannot access SBUF at the
+    same time [v2 architecture guide]: on trn1 their instructions take turns (one
+    shared port); on trn2 they run side by side.
 E5  A scalar-engine activation costs like a one-input vector instruction at the
     scalar clock (the docs give the same per-element streaming; no other figure).
-E6  Each compute engine runs its instructions one at a time in program order.
+E6  Each compute engine runs one instruction at a time.
 
 DMA
 D1  16 DMA engines per NeuronCore; a transfer is cut into one packet per engine
@@ -55,9 +61,12 @@ D7  Bandwidth is per DMA engine; 16 engines x 17 B/ns = 272 GB/s per NeuronCore
     stays below trn1's 820 GB/s HBM per device, so there is no separate HBM cap.
 
 Scheduling (NKI's semantics)
-S1  An instruction starts when its engine is free and every earlier instruction
-    it conflicts with has finished: read-after-write, write-after-read,
-    write-after-write.
+S1  An instruction starts when every earlier instruction it conflicts with has
+    finished (read-after-write, write-after-read, write-after-write) and its
+    engine has an idle gap long enough: the compiler's scheduler fills an
+    engine's idle time with any instruction that is ready, in program order of
+    priority (list scheduling), which is how the iterations of an affine_range
+    loop pipeline across engines.
 FITTED: descriptor_ns = 10 ns, dma_latency_us = 0.5 us, launch_us = 8 us, fitted by
     hand to the nine adaptive_avg_pool2d measurements (benchmarks/calibrate.py):
     every case within 20%. The fit is on the physics (per-descriptor, per-transfer
@@ -92,7 +101,7 @@ import numpy as np
 from ..errors import InvalidValueError
 from .access import AccessPattern
 from . import dtypes
-from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, Program, TensorReduce, TensorTensor
+from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, Program, TensorCopy, TensorReduce, TensorTensor
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
@@ -115,6 +124,8 @@ class CostParams:
     vector_fixed_cycles: int = 80  # E2
     vector_floor_cycles: int = 64  # E2
     iota_fixed_cycles: int = 150  # E3
+    gpsimd_fixed_cycles: int = 150  # E3b
+    shared_sbuf_port: bool = True  # E4: vector and GpSimd take turns on SBUF (NeuronCore-v2)
     dma_engines: int = DMA_ENGINES  # D1
     descriptor_ns: float = 10.0  # D2, FITTED
     dma_latency_us: float = 0.5  # D4, FITTED
@@ -139,7 +150,7 @@ class CostParams:
 
 TARGETS = {
     "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], 17.0),
-    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0),
+    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, shared_sbuf_port=False),
 }
 
 
@@ -165,6 +176,8 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
     n = free_elements(inst.data if isinstance(inst, TensorReduce) else inst.dst)  # a reduce streams its input
     if isinstance(inst, Iota):
         return params.iota_fixed_cycles + n
+    if inst.engine == "gpsimd" and isinstance(inst, TensorCopy):  # E3b
+        return params.gpsimd_fixed_cycles + max(params.vector_floor_cycles, n)
     if inst.engine not in ("vector", "scalar"):
         raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
                                 f"add them to machine/cost.py")
@@ -272,17 +285,21 @@ _MAX_RUNS = 1024  # an HBM access split into more contiguous runs than this is t
 def _footprint(ap: AccessPattern):
     """(memory, rects) an access conflicts with; a rect is (lo, hi, p0, p1).
 
-    SBUF (S2): the whole tile's bytes, address..address+size, on the partitions
-    the access touches. HBM: elements lo..hi of the tensor, one
-    rect per contiguous run (so interleaved stores do not conflict), or the whole
-    tensor for an indirect access.
+    SBUF (S2): a pair of rects on the partitions the access touches: the whole
+    tile's bytes (what reads, and writes after reads, conflict on) and the bytes
+    the access spans (what a write after a write conflicts on). HBM: elements
+    lo..hi of the tensor, one rect per contiguous run (so interleaved stores do
+    not conflict), or the whole tensor for an indirect access.
     """
     t = ap.tensor
     if ap.is_sbuf:
-        p0 = ap.offset // t.free_size
+        free, size = t.free_size, t.dtype.itemsize
+        p0, f0 = divmod(ap.offset, free)
         s0, n0 = ap.pattern[0]
-        p1 = p0 + (s0 // t.free_size) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
-        return SBUF, ((t.address, t.address + t.bytes_per_partition, p0, p1),)
+        p1 = p0 + (s0 // free) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
+        low, high = ap.free_extent()
+        return SBUF, (((t.address, t.address + t.bytes_per_partition, p0, p1),
+                       (t.address + (f0 + low) * size, t.address + (f0 + high + 1) * size, p0, p1)),)
     if ap.indirect_dim is not None:
         return t, ((0, t.size, 0, 1),)
     pairs = [(step, num) for step, num in ap.pattern if num > 1]
@@ -322,24 +339,29 @@ class _Memory:
         return range(rect[0] // self.chunk, (rect[1] - 1) // self.chunk + 1)
 
     def ready(self, rect, writing: bool) -> float:
-        """When an access to ``rect`` may start: after overlapping writes, and reads too if it writes."""
+        """When an access may start: after the writes its tile rect overlaps (a read) or its own bytes overlap (a
+        write), and after the reads its tile rect overlaps if it writes (S2). ``rect`` is (tile rect, own bytes)."""
+        tile, own = rect
         t = 0.0
-        for b in self._buckets(rect):
-            for table in (self.writes.get(b), self.reads.get(b) if writing else None):
+        for b in self._buckets(tile):
+            for table, mine in ((self.writes.get(b), own if writing else tile), (self.reads.get(b) if writing else None,
+                                                                                  tile)):
                 if table:
                     for r, finish in table.items():
-                        if finish > t and _overlap(r, rect):
+                        if finish > t and _overlap(r, mine):
                             t = finish
         return t
 
     def read(self, rect, finish: float) -> None:
+        rect = rect[0]  # reads are recorded on the tile's rect
         for b in self._buckets(rect):
             table = self.reads[b]
             if table.get(rect, -1.0) < finish:
                 table[rect] = finish
 
     def write(self, rect, finish: float) -> None:
-        """Record a write; earlier accesses it covers are ordered before it, so forget them."""
+        """Record a write on its own bytes; earlier accesses it covers are ordered before it, so forget them."""
+        rect = rect[1]
         for b in self._buckets(rect):
             for table in (self.writes.get(b), self.reads.get(b)):
                 if table:
@@ -389,27 +411,48 @@ class _Intervals:
 
 
 class _Lane:
-    """One DMA engine's busy intervals, merged and sorted: a packet takes the first idle gap after it is ready (D1)."""
+    """One engine's busy intervals, merged and sorted: an instruction takes the first idle gap after it is ready."""
 
     def __init__(self):
         self.starts: list[float] = []
         self.ends: list[float] = []
 
-    def place(self, ready: float, duration: float) -> float:
-        """Book ``duration`` in the first gap at or after ``ready``; returns its start."""
+    def first_fit(self, ready: float, duration: float) -> float:
+        """The earliest start at or after ``ready`` of an idle gap ``duration`` long."""
         starts, ends = self.starts, self.ends
         i = bisect.bisect_right(ends, ready)  # the first interval ending after ready
         t = ready
         while i < len(starts) and starts[i] < t + duration:
             t = max(t, ends[i])
             i += 1
-        # [t, t + duration) fits before interval i; merge with the neighbours it touches
+        return t
+
+    def book(self, t: float, duration: float) -> None:
+        """Mark t .. t + duration busy (it must be idle), merging with the intervals it touches."""
+        starts, ends = self.starts, self.ends
         lo = bisect.bisect_left(ends, t)
         hi = bisect.bisect_right(starts, t + duration)
         new_start = min([t] + starts[lo:hi])
         new_end = max([t + duration] + ends[lo:hi])
         starts[lo:hi], ends[lo:hi] = [new_start], [new_end]
+
+    def place(self, ready: float, duration: float) -> float:
+        """Book ``duration`` in the first gap at or after ``ready``; returns its start."""
+        t = self.first_fit(ready, duration)
+        self.book(t, duration)
         return t
+
+
+def _place(lanes: list[_Lane], ready: float, duration: float) -> float:
+    """Book ``duration`` at the earliest time at or after ``ready`` when every lane is idle; returns the start."""
+    t = ready
+    while True:
+        fits = [lane.first_fit(t, duration) for lane in lanes]
+        if max(fits) == t:
+            for lane in lanes:
+                lane.book(t, duration)
+            return t
+        t = max(fits)
 
 
 class _Memories:
@@ -571,7 +614,8 @@ def program_cost(program: Program, target: str = "trn1", label: str = "") -> Cos
     """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled schedule (S1-S4)."""
     params = target_params(target)
     memories = _Memories(program)
-    engine_free = {"vector": 0.0, "gpsimd": 0.0, "scalar": 0.0}
+    engine_lanes = {"vector": _Lane(), "gpsimd": _Lane(), "scalar": _Lane()}
+    port = _Lane()  # E4: the SBUF port the vector engine and GpSimd share on NeuronCore-v2
     lanes = [_Lane() for _ in range(params.dma_engines)]
     counts = dict.fromkeys(ENGINES, 0)
     cycles = dict.fromkeys(ENGINES[:3], 0)
@@ -601,8 +645,9 @@ def program_cost(program: Program, target: str = "trn1", label: str = "") -> Cos
                 gen = descriptor_gen_cycles(shape, params)
                 gen_cycles += gen
                 index_fp = _footprint(offset_ap)
-                gen_start = max(engine_free["gpsimd"], memories.ready(index_fp, False))
-                gen_done = engine_free["gpsimd"] = gen_start + params.us(gen, "gpsimd")
+                gen_us = params.us(gen, "gpsimd")
+                gen_start = engine_lanes["gpsimd"].place(memories.ready(index_fp, False), gen_us)
+                gen_done = gen_start + gen_us
                 busy["gpsimd"] += gen_done - gen_start
                 memories.read(index_fp, gen_done)
                 ready = max(ready, gen_done)
@@ -618,9 +663,12 @@ def program_cost(program: Program, target: str = "trn1", label: str = "") -> Cos
         else:
             c = engine_cycles(inst, params)
             cycles[engine] += c
-            start = max(engine_free[engine], ready)
             duration = params.us(c, engine)
-            finish = engine_free[engine] = start + duration
+            lanes_used = [engine_lanes[engine]]
+            if params.shared_sbuf_port and engine in ("vector", "gpsimd"):  # E4
+                lanes_used.append(port)
+            start = _place(lanes_used, ready, duration)
+            finish = start + duration
             busy[engine] += duration
             event = Event(index, inst.opcode, engine, start, finish)
         for s in srcs:

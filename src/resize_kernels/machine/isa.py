@@ -220,11 +220,11 @@ class TensorReduce(Instruction):
 
 @dataclass(eq=False)
 class TensorCopy(Instruction):
-    """dst = src: bit-exact for equal dtypes, else a cast through float32."""
+    """dst = src: bit-exact for equal dtypes, else a cast through float32; on the vector engine or GpSimd."""
 
     dst: AccessPattern
     src: AccessPattern
-    engine = "vector"
+    engine: str = "vector"
     opcode = "tensor_copy"
 
     def sources(self):

@@ -6,6 +6,7 @@ scalar operands are Python numbers, used as float32 by the engines.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 
 from ..errors import InvalidValueError, not_simulated
 from ..machine import dtypes
@@ -50,9 +51,22 @@ def tensor_tensor(dst, data1, data2, op) -> None:
     current().emit(m.TensorTensor(as_ap(dst), as_ap(data1), as_ap(data2), m.alu_op(op)))
 
 
-def tensor_copy(dst, src) -> None:
-    """dst = src; a cast (through float32, RNE, saturating) when the dtypes differ."""
-    current().emit(m.TensorCopy(as_ap(dst), as_ap(src)))
+#: NKI's engine names (``nisa.engine.vector`` or ``nisa.vector_engine``), for the ``engine=`` of tensor_copy.
+engine = SimpleNamespace(tensor="tensor", vector="vector", scalar="scalar", gpsimd="gpsimd", dma="dma", sync="sync",
+                         unknown="unknown")
+tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (
+    engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
+
+
+def tensor_copy(dst, src, engine=None) -> None:
+    """dst = src; a cast (through float32, RNE, saturating) when the dtypes differ. ``engine``: the vector engine
+    (default; also for nisa.unknown_engine, the compiler's choice) or GpSimd, both bit-exact for equal dtypes."""
+    name = {None: "vector", "unknown": "vector", "vector": "vector", "gpsimd": "gpsimd"}.get(engine)
+    if name is None:
+        raise InvalidValueError(f"nisa.tensor_copy runs on nisa.vector_engine or nisa.gpsimd_engine, got {engine!r}; "
+                                f"on the scalar engine copy with nisa.activation(dst, nl.copy, src) (NeuronCore-v2 "
+                                f"has no scalar tensor_copy)")
+    current().emit(m.TensorCopy(as_ap(dst), as_ap(src), name))
 
 
 def dma_copy(dst, src, dst_rmw_op=None, mask=None) -> None:

@@ -289,8 +289,9 @@ def affine_range(*args):
     spans = (0, 0)  # bytes one iteration allocates, per allocator (SBUF, PSUM)
     for n, i in enumerate(range(*args)):
         starts = tracer.rotate(base, n, spans, ROTATING_BUFFERS)
+        outer = tracer.peaks(reset=starts)  # measure this iteration's peak, inner loops' tiles included
         yield i
-        ends = tracer.mark()
+        ends = tracer.peaks(reset=tuple(builtins.max(o, p) for o, p in zip(outer, tracer.peaks())))
         spans = tuple(builtins.max(s, _aligned(e - b)) for s, e, b in zip(spans, ends, starts))
     tracer.release(base)
 

@@ -86,6 +86,14 @@ class Tracer:
         return (self.allocator.rotate(base[0], n, spans[0], buffers),
                 self.psum_allocator.rotate(base[1], n, spans[1], buffers))
 
+    def peaks(self, reset: tuple | None = None) -> tuple:
+        """The allocators' high-water marks; with ``reset``, set them to it first and return the old ones (to
+        measure the peak of one loop iteration, tiles of inner loops included)."""
+        old = (self.allocator.high_water, self.psum_allocator.high_water)
+        if reset is not None:
+            self.allocator.high_water, self.psum_allocator.high_water = reset
+        return old
+
     def release(self, mark: tuple) -> None:
         self.allocator.release(mark[0])
         self.psum_allocator.release(mark[1])
