@@ -1,61 +1,101 @@
-"""resize_nearest_auto_kernel: the best exact forward kernel for each shape, chosen when the kernel is traced."""
+"""resize_nearest_auto_kernel: the exact forward kernel with the lowest modelled time for each shape, chosen when
+the kernel is traced."""
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from .. import contract
+from ..errors import ResourceError
+from ..machine.cost import program_cost
+from ..nki.tensor import TensorSpec
+from ..nki.tracer import suspended, trace
 from .batched import batched_dma_count, resize_nearest_batched_kernel
 from .plan import plan_resize
 from .rowreuse import ROW_REUSE_MAX_DMAS, resize_nearest_row_reuse_kernel, row_reuse_dma_count
+from .rows import resize_nearest_rows_kernel, rows_instruction_count
 from .strided import resize_nearest_strided_kernel
 from .twopass import resize_nearest_two_pass_kernel
 
-# ROW_REUSE_MAX_DMAS (defined in rowreuse.py, which plans for it once): "rowreuse" is taken while it needs at most
-# that many DMAs; beyond it "twopass" takes over.
-
-# When the height shrinks (out_h <= in_h) no output row repeats a source row, so reusing rows saves nothing and
-# "rowreuse" only keeps its cost: one gather per group of equally spaced source rows and one store per group, with
-# only the output's columns on partitions. "batched" then wins whenever it needs fewer DMAs: on the modelled grid of
-# benchmarks/dispatch_grid.py it was faster on all 49 such shapes (up to 18x: 1x255x3x1 -> 99x1), and on none of
-# the 39 upsampling shapes where it also needed fewer DMAs. A rule on trace-free counts, until the calibrated cost
-# model (issue 13) can choose by modelled time.
-
-_KERNELS = {"strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
-            "batched": resize_nearest_batched_kernel, "twopass": resize_nearest_two_pass_kernel}
+_KERNELS = {"rows": resize_nearest_rows_kernel, "strided": resize_nearest_strided_kernel,
+            "batched": resize_nearest_batched_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
+            "twopass": resize_nearest_two_pass_kernel}
+#: The instructions one candidate may trace in dispatch (tracing and costing take about 40 us each); a candidate
+#: whose count, known without tracing, would pass it is not traced ("twopass", bounded on every shape, always is).
+DISPATCH_BUDGET = 8_000
+#: Below this many output bytes every candidate runs in about the floor (the launch and a load and a store), so
+#: dispatch takes "rows" without tracing the others: sweeps of small shapes pay for one trace, not five.
+SMALL_OUTPUT_BYTES = 256 * 1024
+#: Past this many instructions (an upper bound counted without tracing) "rows" gives way to "twopass", whose
+#: Program is bounded on every shape: auto traces at most 80,000 instructions for outputs up to 16384 x 16384.
+ROWS_MAX_INSTRUCTIONS = 65_536
+#: The target dispatch compares on (the kernel does not know where it will run; trn1 is the cost model's default).
+DISPATCH_TARGET = "trn1"
+_SPEC_DTYPES = {1: np.uint8, 2: np.float16, 4: np.float32, 8: np.float64}
 
 
 def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
     """The variant name "auto" picks for NHWC ``in_shape`` -> ``out_shape`` and an element size in bytes.
 
-    "strided" when both axes are integer ratios (no index graph, no gather:
-    strided loads and broadcast stores); else "rowreuse" (one small index
-    graph, one gather per group of source rows, broadcast stores) while it
-    needs at most ROW_REUSE_MAX_DMAS DMAs, unless the height shrinks and
-    "batched" (one gather and one store per tile of 128 pixels) needs fewer
-    DMAs; else "twopass" (a column gather and a row gather through a scratch
-    tensor, for maps so irregular that reusing rows would take too many
-    stores). All are exact for every shape they accept, and the choice bounds
-    tracing for every shape.
+    The candidate with the lowest modelled time (trn1 cost model), among those
+    whose traced size fits DISPATCH_BUDGET: "rows" (whole output rows on
+    partitions), "strided" (integer ratios), "batched", "rowreuse" and
+    "twopass". Below SMALL_OUTPUT_BYTES of output, or when no candidate fits the
+    budget, "rows" without comparing, unless its Program would pass
+    ROWS_MAX_INSTRUCTIONS ("twopass" then). All are exact for every shape they
+    accept. ``candidate_times`` gives the times compared.
     """
     in_shape, out_shape = contract.resize_shapes("forward_kernel_for", in_shape, out_shape)
     return _variant_for(in_shape, out_shape, itemsize)
 
 
+def candidate_times(in_shape, out_shape, itemsize: int = 4) -> dict:
+    """{variant: modelled us} of the candidates dispatch traced for this shape (empty below SMALL_OUTPUT_BYTES)."""
+    in_shape, out_shape = contract.resize_shapes("candidate_times", in_shape, out_shape)
+    return dict(_times(in_shape, out_shape, itemsize))
+
+
 def _variant_for(in_shape: tuple, out_shape: tuple, itemsize: int) -> str:
     """``forward_kernel_for`` on shapes the contract has already checked (the auto kernel checks them itself)."""
+    times = _times(in_shape, out_shape, itemsize)
+    if times:
+        return min(times, key=lambda kv: kv[1])[0]
+    # small, or every candidate past the budget: rows while it traces small enough, else twopass (bounded)
+    rows = rows_instruction_count(plan_resize(in_shape, out_shape), itemsize)
+    return "rows" if rows <= ROWS_MAX_INSTRUCTIONS else "twopass"
+
+
+@functools.lru_cache(maxsize=1024)
+def _times(in_shape: tuple, out_shape: tuple, itemsize: int) -> tuple:
+    """((variant, modelled us), ...) for the candidates within budget; () for a small output."""
+    out_bytes = int(np.prod(out_shape)) * itemsize
+    if out_bytes < SMALL_OUTPUT_BYTES:
+        return ()
     plan = plan_resize(in_shape, out_shape)
-    if plan.integer_ratios:
-        return "strided"
-    if out_shape[1] <= in_shape[1]:
-        batched = batched_dma_count(plan, itemsize)
-        if batched < ROW_REUSE_MAX_DMAS and row_reuse_dma_count(plan, itemsize, limit=batched) > batched:
-            return "batched"  # counting rowreuse's DMAs stops as soon as they pass batched's
-    if row_reuse_dma_count(plan, itemsize, limit=ROW_REUSE_MAX_DMAS) <= ROW_REUSE_MAX_DMAS:
-        return "rowreuse"
-    return "twopass"
+    counts = {"rows": rows_instruction_count(plan, itemsize), "strided": 0 if plan.integer_ratios else None,
+              "batched": batched_dma_count(plan, itemsize),
+              "rowreuse": row_reuse_dma_count(plan, itemsize, limit=min(ROW_REUSE_MAX_DMAS, DISPATCH_BUDGET)),
+              "twopass": 0}
+    spec = TensorSpec(in_shape, _SPEC_DTYPES[itemsize])
+    times = []
+    limits = {"rowreuse": min(ROW_REUSE_MAX_DMAS, DISPATCH_BUDGET)}  # rowreuse plans up to ROW_REUSE_MAX_DMAS
+    for name, count in counts.items():
+        if count is None or count > limits.get(name, DISPATCH_BUDGET):
+            continue
+        try:
+            with suspended():  # a trace of its own, inside the auto kernel's
+                program = trace(_KERNELS[name], spec, out_shape=out_shape, sources=False,
+                                max_instructions=DISPATCH_BUDGET)
+        except ResourceError:  # past the budget after all (twopass has no count): not a candidate here
+            continue
+        times.append((name, program_cost(program, DISPATCH_TARGET).modelled_us))
+    return tuple(times)
 
 
 def resize_nearest_auto_kernel(data_tensor, out_shape):
-    """Nearest-neighbour resize by the best exact kernel for the shape (see ``forward_kernel_for``).
+    """Nearest-neighbour resize by the exact kernel with the lowest modelled time (see ``forward_kernel_for``).
 
     Layouts, dtypes and constraints: those of the chosen kernel (NHWC in and out
     in HBM, any machine dtype, the resize contract). The choice is made at

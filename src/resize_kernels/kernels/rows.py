@@ -14,6 +14,8 @@ vector-engine copies into an output tile stored as whole rows (narrow pixels).
 
 from __future__ import annotations
 
+import functools
+
 from .. import contract, semantics
 from ..nki import isa as nisa
 from ..nki import language as nl
@@ -57,18 +59,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
     row_in, row_out = in_w * in_c, out_w * in_c
 
-    cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
-    cols = max(1, TILE_BYTES // (cc * item))  # output columns per chunk
-    wide = cc * item >= WIDE_PIXEL_BYTES
-    runs = plan.w.runs
-    chunks = []  # (first output column, its runs, their groups)
-    for j0 in range(0, out_w, cols):
-        chunk_runs = split_runs(runs, j0, min(out_w, j0 + cols), cols)
-        chunks.append((j0, min(cols, out_w - j0), chunk_runs, column_groups(chunk_runs)))
-
-    nj_max = max(nj for _, nj, _, _ in chunks)
-    per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
-    fit = max(1, TILE_BYTES // per_row)  # output rows per partition a tile can hold
+    cc, wide, chunks, fit = _column_plan(plan, item)
     slot = iter(range(1 << 62))  # a running count of moves, to rotate their partition ranges
 
     def move(p, k_rows, index_of, base_rows, out_row, k_stride, copies=1):
@@ -118,6 +109,41 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
                 move(p, k_rows, lambda r, q0, t0=t0, p=p: index[0:p, t0 + r:t0 + r + 1], [b * in_h] * k_rows,
                      b * out_h + t0 * pmax, pmax)
     return out_tensor
+
+
+@functools.lru_cache(maxsize=64)
+def _column_plan(plan, item: int):
+    """(channels per chunk, wide pixels?, column chunks [(j0, columns, runs, groups)], output rows per partition)."""
+    in_c = plan.in_shape[3]
+    cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
+    cols = max(1, TILE_BYTES // (cc * item))  # output columns per chunk
+    wide = cc * item >= WIDE_PIXEL_BYTES
+    out_w, runs = plan.w.out_size, plan.w.runs
+    chunks = []
+    for j0 in range(0, out_w, cols):
+        chunk_runs = split_runs(runs, j0, min(out_w, j0 + cols), cols)
+        chunks.append((j0, min(cols, out_w - j0), chunk_runs, column_groups(chunk_runs)))
+    nj_max = max(nj for _, nj, _, _ in chunks)
+    per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
+    return cc, wide, tuple(chunks), max(1, TILE_BYTES // per_row)
+
+
+def rows_instruction_count(plan, item: int) -> int:
+    """At least as many instructions as the kernel traces for ``plan`` and an itemsize, counted without tracing:
+    per block of tiles and chunk, its gathers, copies and stores (at most about twice the trace's count)."""
+    in_c = plan.in_shape[3]
+    cc, wide, chunks, fit = _column_plan(plan, item)
+    out_b, out_h = plan.out_shape[0], plan.h.out_size
+    pmax = nl.tile_size.pmax
+    sub_tiles = -(-out_b * out_h // pmax) if out_h < pmax else out_b * -(-out_h // pmax)
+    blocks = -(-sub_tiles // fit) + out_b
+    per_block = 0
+    for _, _, runs, groups in chunks:
+        srcs = [r.src for r in runs]
+        contiguous = all(b - a == 1 for a, b in zip(srcs, srcs[1:]))
+        gathers = fit * (1 if contiguous else len(groups) if all(r.repeat == 1 for r in runs) else len(runs))
+        per_block += gathers + len(groups) + (0 if wide else 1)
+    return 8 + blocks * per_block * -(-in_c // cc)
 
 
 def _starts(n: int, step: int, fit: int, full: int) -> list[int]:

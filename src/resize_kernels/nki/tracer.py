@@ -8,6 +8,7 @@ its end, so a loop reuses the same addresses.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import itertools
@@ -97,6 +98,17 @@ class Tracer:
     def release(self, mark: tuple) -> None:
         self.allocator.release(mark[0])
         self.psum_allocator.release(mark[1])
+
+
+@contextlib.contextmanager
+def suspended():
+    """Set the current trace aside, so that a kernel may trace another kernel of its own (auto's dispatch)."""
+    saved = getattr(_state, "tracer", None)
+    _state.tracer = None
+    try:
+        yield
+    finally:
+        _state.tracer = saved
 
 
 def tracing() -> bool:
