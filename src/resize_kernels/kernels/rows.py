@@ -25,6 +25,8 @@ from .plan import column_groups, plan_resize, split_runs
 
 #: Bytes per partition of one data tile; two tiles (sources, output row) double-buffered stay under 128 KiB.
 TILE_BYTES = 32 * 1024
+#: SBUF partitions one DMA engine serves (the cost model's D1, from the NKI DMA overview).
+PARTITIONS_PER_DMA_ENGINE = 8
 #: A pixel of at least this many bytes is a good DMA descriptor: repeat columns in the store's access pattern.
 WIDE_PIXEL_BYTES = 512
 
@@ -62,17 +64,17 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     cc, wide, chunks, fit = _column_plan(plan, item)
     slot = iter(range(1 << 62))  # a running count of moves, to rotate their partition ranges
 
-    def move(p, k_rows, index_of, base_rows, out_row, k_stride, copies=1):
+    def move(p, k_rows, index_of, base_rows, out_row, k_stride, placements=((0, None),)):
         """k_rows output rows per partition: row k of partition i is output row out_row + k * k_stride + i, whose
-        source row is base_rows[k] + index_of(k, q0)[i]. When the index tile holds ``copies`` copies, one per p
-        partitions, successive moves take successive copies (partitions q0 .. q0 + p - 1), so that tiles of few
-        rows still spread their transfers over all DMA engines (one per 8 partitions)."""
+        source row is base_rows[k] + index_of(k, q0, tile)[i]. ``placements`` are (first partition, index tile)
+        pairs holding the p indices; successive moves take successive placements, so that tiles of few rows still
+        spread their transfers over all DMA engines (one per 8 partitions)."""
         for k in nl.affine_range(len(chunks)):
             j0, nj, chunk_runs, groups = chunks[k]
             for c0 in nl.affine_range(0, in_c, cc):
                 c = min(cc, in_c - c0)
-                q0 = (next(slot) % copies) * p
-                _move_chunk(data_rows, out_tensor, q0, p, k_rows, [index_of(r, q0) for r in range(k_rows)],
+                q0, tile = placements[next(slot) % len(placements)]
+                _move_chunk(data_rows, out_tensor, q0, p, k_rows, [index_of(r, q0, tile) for r in range(k_rows)],
                             base_rows, out_row, k_stride, j0, nj, chunk_runs, groups, c0, c, in_c, row_in, row_out,
                             wide)
 
@@ -80,21 +82,28 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     if out_h < pmax and (pmax // out_h) * in_h < semantics.MAX_DIM:
         batches = min(out_b, pmax // out_h)  # whole batches per tile: one index tile for all
         rows = batches * out_h
-        copies = pmax // rows
-        _, t, o = tile_rows_and_columns(copies * rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
+        _, t, o = tile_rows_and_columns(rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
         src = scaled_floor(o, plan.h.scale, in_h - 1, "src_h")
-        index = nl.ndarray((copies * rows, 1), dtype=nl.int32, name="row_index")
-        nisa.tensor_scalar(index, t, op0=nl.mod, operand0=batches, op1=nl.multiply, operand1=in_h)  # tile's batch
-        nisa.tensor_tensor(index, index, src, op=nl.add)  # batch * in_h + src_h(row), once per copy
+        index = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index")
+        nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
+        nisa.tensor_tensor(index[0:rows, 0:1], index[0:rows, 0:1], src, op=nl.add)  # batch * in_h + src_h(row)
+        # more placements of the indices, each on its own DMA engines (8 partitions apart): DMAs move partitions
+        stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
+        placements = [(q0, index) for q0 in range(0, pmax - rows + 1, stride)]
+        if len(placements) == 1 and rows <= pmax - PARTITIONS_PER_DMA_ENGINE:  # one more, at the far partitions
+            far = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index_far")  # overlaps the first: its own tile
+            placements.append(((pmax - rows) // PARTITIONS_PER_DMA_ENGINE * PARTITIONS_PER_DMA_ENGINE, far))
+        for q0, tile in placements[1:]:
+            nisa.dma_copy(dst=tile[q0:q0 + rows, 0:1], src=index[0:rows, 0:1])
         full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
         blocks = [(b0, min(fit, full - b0 // batches) if b0 // batches < full else 1)
                   for b0 in _starts(out_b, batches, fit, full)]
         for n in nl.affine_range(len(blocks)):
             b0, k_rows = blocks[n]
             p = min(batches, out_b - b0) * out_h
-            move(p, k_rows, lambda r, q0, p=p: index[q0:q0 + p, 0:1],
+            move(p, k_rows, lambda r, q0, tile, p=p: tile[q0:q0 + p, 0:1],
                  [(b0 + r * batches) * in_h for r in range(k_rows)], b0 * out_h, p,
-                 copies if p == rows else 1)
+                 placements if p == rows else [(0, index)])
     else:
         tiles = -(-out_h // pmax)  # tile t: output rows t * 128 .. of a batch; its index column t
         pos = nl.ndarray((pmax, tiles), dtype=nl.int32, name="out_row")
@@ -106,7 +115,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
             for n in nl.affine_range(len(blocks)):
                 t0, k_rows = blocks[n]
                 p = min(pmax, out_h - t0 * pmax)
-                move(p, k_rows, lambda r, q0, t0=t0, p=p: index[0:p, t0 + r:t0 + r + 1], [b * in_h] * k_rows,
+                move(p, k_rows, lambda r, q0, tile, t0=t0, p=p: index[0:p, t0 + r:t0 + r + 1], [b * in_h] * k_rows,
                      b * out_h + t0 * pmax, pmax)
     return out_tensor
 
@@ -116,7 +125,8 @@ def _column_plan(plan, item: int):
     """(channels per chunk, wide pixels?, column chunks [(j0, columns, runs, groups)], output rows per partition)."""
     in_c = plan.in_shape[3]
     cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
-    cols = max(1, TILE_BYTES // (cc * item))  # output columns per chunk
+    cols = max(1, TILE_BYTES // (cc * item))  # output columns per chunk at most
+    cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
     wide = cc * item >= WIDE_PIXEL_BYTES
     out_w, runs = plan.w.out_size, plan.w.runs
     chunks = []
@@ -139,11 +149,16 @@ def rows_instruction_count(plan, item: int) -> int:
     blocks = -(-sub_tiles // fit) + out_b
     per_block = 0
     for _, _, runs, groups in chunks:
-        srcs = [r.src for r in runs]
-        contiguous = all(b - a == 1 for a, b in zip(srcs, srcs[1:]))
-        gathers = fit * (1 if contiguous else len(groups) if all(r.repeat == 1 for r in runs) else len(runs))
+        gathers = fit * (1 if _spanned(runs) else len(groups) if all(r.repeat == 1 for r in runs) else len(runs))
         per_block += gathers + len(groups) + (0 if wide else 1)
     return 8 + blocks * per_block * -(-in_c // cc)
+
+
+def _spanned(runs) -> bool:
+    """Whether to gather the whole span of a chunk's source columns: one descriptor per row (descriptors of
+    gathers are written by GpSimd, one at a time), reading at most twice the columns it needs."""
+    srcs = [r.src for r in runs]
+    return srcs[-1] - srcs[0] + 1 <= 2 * len(set(srcs))
 
 
 def _starts(n: int, step: int, fit: int, full: int) -> list[int]:
@@ -164,8 +179,8 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
     srcs = [r.src for r in runs]
     contiguous = all(b - a == 1 for a, b in zip(srcs, srcs[1:]))
     shrink = all(r.repeat == 1 for r in runs)
-    if contiguous:  # the chunk's sources are one run of columns: one gather per row, in source order
-        ns, s0 = len(srcs), srcs[0]
+    if _spanned(runs):  # gather the span of the chunk's source columns, one descriptor per row, in source order
+        ns, s0 = srcs[-1] - srcs[0] + 1, srcs[0]
         sources = nl.ndarray((q0 + p, k_rows, ns, c), dtype=dtype, name="row_sources")
         for k in range(k_rows):
             # gather: partition q0 + i reads source row base_rows[k] + index[i] ([row_in, p]: the index tile's
@@ -176,7 +191,7 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
                                            offset=base_rows[k] * row_in + s0 * in_c + c0,
                                            vector_offset=indexes[k], indirect_dim=0))
         at = {r.src: r.src - s0 for r in runs}  # where each source column sits in the tile
-        if shrink:  # the sources are the outputs, in order
+        if shrink and contiguous:  # the sources are the outputs, in order
             return _store_rows(out_tensor, sources, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
     elif shrink:  # every output column its own source: gather each group straight into output order
         sources = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_sources")

@@ -276,7 +276,7 @@ def descriptor_gen_cycles(shape: DmaShape, params: CostParams) -> float:
 # -- memory conflicts (S2) ---------------------------------------------------------------------------
 
 SBUF = "sbuf"
-_SBUF_CHUNK = 256  # bytes of a partition per index bucket
+_SBUF_CHUNK = 4096  # bytes of a partition per index bucket (tiles are the unit of most conflicts)
 
 
 _MAX_RUNS = 1024  # an HBM access split into more contiguous runs than this is taken as its bounding range
@@ -521,6 +521,7 @@ class CostReport:
     label: str = ""  # what was costed, e.g. the kernel and shapes
     events: list = field(default_factory=list, repr=False)  # one Event per instruction, in program order
     roofline_us: float | None = None  # set by api.cost: the bytes a resize must move at peak DMA bandwidth
+    candidates: dict | None = None  # set by api.cost for "auto": the modelled us of the kernels dispatch compared
 
     @property
     def target(self) -> str:
@@ -580,6 +581,10 @@ class CostReport:
         head = self.label or f"program {self.program}"
         lines = [f"cost of {head}: modelled {self.modelled_us:,.1f} us {tag}",
                  f"  {p.describe()}; engines and DMA engines overlap as dependencies allow"]
+        if self.candidates is not None:
+            lines.append("  auto compared on trn1 (modelled): " + (", ".join(
+                f"{k} {v:,.1f} us" for k, v in sorted(self.candidates.items(), key=lambda kv: kv[1]))
+                if self.candidates else "none: below 256 KiB of output it takes rows without comparing"))
         if self.roofline_us is not None:
             lines.append(f"  roofline {self.roofline_us:,.1f} us (the bytes a resize must move at {p.peak_dma_gbps:g} "
                          f"GB/s): efficiency {self.efficiency:.0%} (modelled)")

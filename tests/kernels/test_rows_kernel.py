@@ -1,0 +1,107 @@
+"""The rows kernel (whole output rows on partitions) and the column groups it moves columns by."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import resize_kernels as rk
+from resize_kernels import semantics
+from resize_kernels.kernels.plan import AxisPlan, column_groups, split_runs
+from resize_kernels.kernels.rows import TILE_BYTES, rows_instruction_count
+from resize_kernels.kernels.plan import plan_resize
+from resize_kernels.verifier import sweep
+
+from conftest import DTYPES, assert_bits_equal, random_data
+
+
+def check(x, out_hw):
+    assert_bits_equal(rk.resize_nearest(x, out_hw, kernel="rows"), semantics.resize_nearest_reference(x, out_hw))
+
+
+def expand(groups, n):
+    """The map the groups describe: out[d] = source column, -1 where no group writes (each written once)."""
+    out = np.full(n, -1)
+    for g in groups:
+        for k in range(g.count):
+            o = g.out0 + k * g.out_step
+            assert (out[o:o + g.repeat] == -1).all(), "two groups write one output column"
+            out[o:o + g.repeat] = g.src0 + k * g.src_step
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 2000), st.integers(1, 2000))
+def test_column_groups_describe_the_map_exactly(in_size, out_size):
+    axis = AxisPlan(in_size, out_size)
+    assert (expand(column_groups(axis.runs), out_size) == axis.src).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 700), st.integers(1, 700), st.integers(1, 64), st.data())
+def test_split_runs_cut_the_map_into_chunks(in_size, out_size, max_repeat, data):
+    axis = AxisPlan(in_size, out_size)
+    first = data.draw(st.integers(0, out_size - 1))
+    stop = data.draw(st.integers(first + 1, out_size))
+    runs = split_runs(axis.runs, first, stop, max_repeat)
+    assert all(r.repeat <= max_repeat for r in runs)
+    covered = np.concatenate([np.full(r.repeat, r.src) for r in runs])
+    assert (covered == axis.src[first:stop]).all()
+
+
+@pytest.mark.parametrize("in_size, out_size, most", [(512, 768, 2), (256, 383, 6), (100, 70, 7), (20, 38, 4),
+                                                     (512, 1024, 1), (192, 64, 1)])
+def test_periodic_maps_take_a_few_groups_not_one_per_column(in_size, out_size, most):
+    assert len(column_groups(AxisPlan(in_size, out_size).runs)) <= most
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_shape, out_hw", [
+    ((2, 30, 20, 8), (59, 38)),  # up, whole batches per tile, two copies of the index on partitions
+    ((2, 5, 7, 3), (11, 13)),  # narrow pixels: copies on chip
+    ((1, 200, 7, 2), (130, 5)),  # tall: an index column per 128 rows, a partial last tile
+    ((3, 9, 9, 600), (4, 17)),  # wide pixels (2.4 KB float32): columns repeated in the stores
+    ((1, 4, 4, 1), (300, 2)),  # several rows per partition
+    ((1, 7, 100, 1), (3, 70)),  # a shrinking width: each group gathered straight into output order
+    ((2, 3, 1, 9000), (5, 1)),  # pixels wider than a tile: channel chunks
+    ((40, 2, 3, 1), (3, 5)),  # many small batches per tile
+    ((3, 1000, 3, 1), (2, 2)),  # a deep downsample
+])
+def test_equals_the_reference_bit_for_bit(in_shape, out_hw, dtype, rng):
+    check(random_data(rng, in_shape, dtype), out_hw)  # random bits: NaN payloads, -0.0 and subnormals among them
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 150), st.integers(1, 40), st.integers(1, 150), st.integers(1, 40),
+       st.sampled_from([1, 3, 130, 700]), st.sampled_from(["float32", "bfloat16", "uint8"]), st.integers(0, 2**32 - 1))
+def test_random_shapes_equal_the_reference(n, in_h, in_w, out_h, out_w, c, dtype, seed):
+    x = random_data(np.random.default_rng(seed), (n, in_h, in_w, c), np.dtype(rk.machine.dtypes.as_dtype(dtype)))
+    check(x, (out_h, out_w))
+
+
+@pytest.mark.parametrize("axis", ["h", "w"])
+def test_per_axis_sweep_1_to_64(axis):
+    result = sweep(64, axis, "rows", jobs=2)
+    assert not result.failures, result.summary()
+
+
+def test_transfers_span_all_partitions_and_tiles_stay_in_budget():
+    program = rk.trace_resize((1, 512, 512, 1), (1024, 768), kernel="rows")
+    dmas = program.dmas()
+    assert all(d.dst.shape[0] == 128 for d in dmas)  # every DMA on all 16 DMA engines
+    assert program.sbuf_high_water <= 4 * TILE_BYTES + 4096  # source and output tiles, double-buffered
+
+
+def test_few_rows_rotate_over_partition_ranges():
+    program = rk.trace_resize((2, 15, 10, 1280), (30, 20), kernel="rows")  # 60 output rows: partitions 0-59
+    first = {d.dst.offset // d.dst.tensor.free_size for d in program.dmas() if d.dst.is_sbuf}
+    assert first == {0, 64}  # successive chunks take partitions 0-59 and 64-123: all 16 DMA engines
+
+
+@pytest.mark.parametrize("in_shape, out_hw", [((4, 224, 224, 4), (448, 336)), ((1, 512, 512, 64), (1024, 1024)),
+                                              ((2, 30, 20, 1280), (59, 38)), ((1, 300, 4, 64), (1000, 7)),
+                                              ((1, 37, 53, 96), (101, 97))])
+def test_instruction_count_bounds_the_trace(in_shape, out_hw):
+    program = rk.trace_resize(in_shape, out_hw, kernel="rows")
+    count = rows_instruction_count(plan_resize(in_shape, (in_shape[0], *out_hw, in_shape[3])), 4)
+    assert len(program.instructions) <= count <= 3 * len(program.instructions)
