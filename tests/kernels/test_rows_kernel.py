@@ -10,7 +10,8 @@ from resize_kernels import semantics
 from resize_kernels.kernels.plan import AxisPlan, column_groups, split_runs
 from resize_kernels.kernels.rows import TILE_BYTES, rows_instruction_count
 from resize_kernels.kernels.plan import plan_resize
-from resize_kernels.verifier import sweep
+from resize_kernels.kernels import forward_kernel_for
+from resize_kernels.verifier import axis_shapes, sweep
 
 from conftest import DTYPES, assert_bits_equal, random_data
 
@@ -105,3 +106,12 @@ def test_instruction_count_bounds_the_trace(in_shape, out_hw):
     program = rk.trace_resize(in_shape, out_hw, kernel="rows")
     count = rows_instruction_count(plan_resize(in_shape, (in_shape[0], *out_hw, in_shape[3])), 4)
     assert len(program.instructions) <= count <= 3 * len(program.instructions)
+
+
+def test_the_defaults_sweeps_prove_rows():
+    """CI's sweep of the default kernel over 1..4096 is the rows kernel's: every sweep shape is small enough that
+    auto takes rows (.ci/run relies on this instead of sweeping rows twice)."""
+    for axis in ("h", "w"):
+        for in_size, out_size in [(1, 1), (4096, 4096), (1, 4096), (4096, 1), (512, 513)]:
+            shapes = axis_shapes(axis, in_size, out_size)
+            assert forward_kernel_for(*shapes) == "rows", (axis, shapes)

@@ -79,7 +79,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
                             wide)
 
     pmax = nl.tile_size.pmax
-    if out_h < pmax and (pmax // out_h) * in_h < semantics.MAX_DIM:
+    if out_h <= pmax // 2 and (pmax // out_h) * in_h < semantics.MAX_DIM:
         batches = min(out_b, pmax // out_h)  # whole batches per tile: one index tile for all
         rows = batches * out_h
         _, t, o = tile_rows_and_columns(rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
@@ -102,21 +102,26 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
             b0, k_rows = blocks[n]
             p = min(batches, out_b - b0) * out_h
             move(p, k_rows, lambda r, q0, tile, p=p: tile[q0:q0 + p, 0:1],
-                 [(b0 + r * batches) * in_h for r in range(k_rows)], b0 * out_h, p,
-                 placements if p == rows else [(0, index)])
+                 [(b0 + r * batches) * in_h for r in range(k_rows)], b0 * out_h, p, placements)
     else:
-        tiles = -(-out_h // pmax)  # tile t: output rows t * 128 .. of a batch; its index column t
-        pos = nl.ndarray((pmax, tiles), dtype=nl.int32, name="out_row")
-        nisa.iota(pos, pattern=[[pmax, tiles]], offset=0, channel_multiplier=1)
-        index = scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")  # src_h(o) for every row o of a batch
-        full = out_h // pmax
+        # tiles of rows rows of a batch (two halves on the two halves of the DMA engines when out_h < 128); tile t's
+        # indices are column t of an index tile, one per placement (partition q0 + i: row t * rows + i)
+        rows = pmax if out_h >= pmax else -(-out_h // 2)
+        tiles = -(-out_h // rows)
+        stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
+        placements = []
+        for q0 in range(0, pmax - rows + 1, stride):
+            pos = nl.ndarray((q0 + rows, tiles), dtype=nl.int32, name="out_row")
+            nisa.iota(pos, pattern=[[rows, tiles]], offset=-q0, channel_multiplier=1)  # below q0: unused
+            placements.append((q0, scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")))
+        full = out_h // rows
         blocks = [(t, min(fit, full - t) if t < full else 1) for t in _starts(tiles, 1, fit, full)]
         for b in nl.affine_range(in_b):
             for n in nl.affine_range(len(blocks)):
                 t0, k_rows = blocks[n]
-                p = min(pmax, out_h - t0 * pmax)
-                move(p, k_rows, lambda r, q0, tile, t0=t0, p=p: index[0:p, t0 + r:t0 + r + 1], [b * in_h] * k_rows,
-                     b * out_h + t0 * pmax, pmax)
+                p = min(rows, out_h - t0 * rows)
+                move(p, k_rows, lambda r, q0, tile, t0=t0, p=p: tile[q0:q0 + p, t0 + r:t0 + r + 1],
+                     [b * in_h] * k_rows, b * out_h + t0 * rows, rows, placements)
     return out_tensor
 
 
