@@ -79,6 +79,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
                             wide)
 
     pmax = nl.tile_size.pmax
+    moves_per_tile = len(chunks) * -(-in_c // cc)
     if out_h <= pmax // 2 and (pmax // out_h) * in_h < semantics.MAX_DIM:
         batches = min(out_b, pmax // out_h)  # whole batches per tile: one index tile for all
         rows = batches * out_h
@@ -87,17 +88,19 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         index = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index")
         nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
         nisa.tensor_tensor(index[0:rows, 0:1], index[0:rows, 0:1], src, op=nl.add)  # batch * in_h + src_h(row)
-        # more placements of the indices, each on its own DMA engines (8 partitions apart): DMAs move partitions
+        full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
+        blocks = [(b0, min(fit, full - b0 // batches) if b0 // batches < full else 1)
+                  for b0 in _starts(out_b, batches, fit, full)]
+        # more placements of the indices (no more than there are moves), each on its own DMA engines (8 partitions
+        # apart), put there by DMAs: engines cannot move data across partitions
         stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
         placements = [(q0, index) for q0 in range(0, pmax - rows + 1, stride)]
         if len(placements) == 1 and rows <= pmax - PARTITIONS_PER_DMA_ENGINE:  # one more, at the far partitions
             far = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index_far")  # overlaps the first: its own tile
             placements.append(((pmax - rows) // PARTITIONS_PER_DMA_ENGINE * PARTITIONS_PER_DMA_ENGINE, far))
+        placements = placements[:len(blocks) * moves_per_tile]
         for q0, tile in placements[1:]:
             nisa.dma_copy(dst=tile[q0:q0 + rows, 0:1], src=index[0:rows, 0:1])
-        full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
-        blocks = [(b0, min(fit, full - b0 // batches) if b0 // batches < full else 1)
-                  for b0 in _starts(out_b, batches, fit, full)]
         for n in nl.affine_range(len(blocks)):
             b0, k_rows = blocks[n]
             p = min(batches, out_b - b0) * out_h
@@ -109,13 +112,13 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         rows = pmax if out_h >= pmax else -(-out_h // 2)
         tiles = -(-out_h // rows)
         stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
+        full = out_h // rows
+        blocks = [(t, min(fit, full - t) if t < full else 1) for t in _starts(tiles, 1, fit, full)]
         placements = []
-        for q0 in range(0, pmax - rows + 1, stride):
+        for q0 in list(range(0, pmax - rows + 1, stride))[:in_b * len(blocks) * moves_per_tile]:
             pos = nl.ndarray((q0 + rows, tiles), dtype=nl.int32, name="out_row")
             nisa.iota(pos, pattern=[[rows, tiles]], offset=-q0, channel_multiplier=1)  # below q0: unused
             placements.append((q0, scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")))
-        full = out_h // rows
-        blocks = [(t, min(fit, full - t) if t < full else 1) for t in _starts(tiles, 1, fit, full)]
         for b in nl.affine_range(in_b):
             for n in nl.affine_range(len(blocks)):
                 t0, k_rows = blocks[n]
