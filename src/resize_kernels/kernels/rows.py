@@ -89,8 +89,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
         nisa.tensor_tensor(index[0:rows, 0:1], index[0:rows, 0:1], src, op=nl.add)  # batch * in_h + src_h(row)
         full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
-        blocks = [(b0, min(fit, full - b0 // batches) if b0 // batches < full else 1)
-                  for b0 in _starts(out_b, batches, fit, full)]
+        k_max = _rows_per_block(fit, full)
+        blocks = [(b0, min(k_max, full - b0 // batches) if b0 // batches < full else 1)
+                  for b0 in _starts(out_b, batches, k_max, full)]
         # more placements of the indices (no more than there are moves), each on its own DMA engines (8 partitions
         # apart), put there by DMAs: engines cannot move data across partitions
         stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
@@ -113,7 +114,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         tiles = -(-out_h // rows)
         stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
         full = out_h // rows
-        blocks = [(t, min(fit, full - t) if t < full else 1) for t in _starts(tiles, 1, fit, full)]
+        k_max = _rows_per_block(fit, in_b * full)
+        blocks = [(t, min(k_max, full - t) if t < full else 1) for t in _starts(tiles, 1, k_max, full)]
         placements = []
         for q0 in list(range(0, pmax - rows + 1, stride))[:in_b * len(blocks) * moves_per_tile]:
             pos = nl.ndarray((q0 + rows, tiles), dtype=nl.int32, name="out_row")
@@ -167,6 +169,16 @@ def _spanned(runs) -> bool:
     gathers are written by GpSimd, one at a time), reading at most twice the columns it needs."""
     srcs = [r.src for r in runs]
     return srcs[-1] - srcs[0] + 1 <= 2 * len(set(srcs))
+
+
+#: Blocks a kernel's tiles are grouped into at least, where there are tiles enough: with two buffers, block n + 1
+#: gathers while block n copies and stores.
+MIN_BLOCKS = 3
+
+
+def _rows_per_block(fit: int, tiles: int) -> int:
+    """Output rows per partition in a block: as many as fit, but few enough for MIN_BLOCKS blocks to pipeline."""
+    return max(1, min(fit, -(-tiles // MIN_BLOCKS)))
 
 
 def _starts(n: int, step: int, fit: int, full: int) -> list[int]:
