@@ -9,7 +9,8 @@ time, so it is in the access patterns); the width map's column groups
 (``plan.column_groups``: runs of columns with one repeat and one stride, a
 handful for most ratios) then repeat the columns, either in the store's access
 pattern (a step-0 pair; wide pixels, where a pixel is a good descriptor) or by
-vector-engine copies into an output tile stored as whole rows (narrow pixels).
+vector-engine and GpSimd copies into an output tile stored as whole rows
+(narrow pixels).
 """
 
 from __future__ import annotations
@@ -39,17 +40,21 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     by DMAs and bit-exact tensor_copy).
     Constraints: the resize contract (in_b == out_b, in_c == out_c, sizes below
     2**24, fewer than 2**31 elements per tensor).
-    Tiling: partitions are output rows, whole batches per tile when out_h < 128
+    Tiling: partitions are output rows: whole batches per tile when out_h <= 64
     (their source rows from one index tile built once), else up to 128 rows of
-    one batch (an index tile per tile, relative to its first source row). The
-    free dimension is a chunk of output columns times channels (at most
-    TILE_BYTES per partition; a pixel wider than that is cut into channel
-    chunks). Per tile and chunk: one indirect gather of the chunk's source
-    columns (contiguous when the width grows, one gather per column group, put
-    straight in output order, when it shrinks), then a store per column group
-    whose SBUF side repeats columns with step-0 pairs (pixels of 512 B or more),
-    or tensor_copy per column group into an output tile and one store of whole
-    row chunks.
+    one batch (two halves when out_h < 128; tile t's source rows in column t of
+    an index tile built once). A tile of few rows takes, move by move, other
+    partition ranges (8-aligned: other DMA engines), its indices copied there
+    by DMA. The free dimension holds up to TILE_BYTES per partition: several
+    output rows per partition when rows are short (at least three blocks where
+    there are tiles enough, so that they pipeline), a chunk of equal-width
+    column ranges, and channel chunks for pixels wider than that. Per block and
+    chunk: one indirect gather per row of the span of the chunk's source columns
+    (where it reads at most twice the columns needed; else one gather per column
+    group, straight into output order), then a store per column group whose SBUF
+    side repeats columns with step-0 pairs (pixels of 512 B or more), or
+    tensor_copy per column group into an output tile and one store of whole row
+    chunks.
     """
     name = "resize_nearest_rows_kernel"
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
@@ -64,7 +69,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     cc, wide, chunks, fit = _column_plan(plan, item)
     slot = iter(range(1 << 62))  # a running count of moves, to rotate their partition ranges
 
-    def move(p, k_rows, index_of, base_rows, out_row, k_stride, placements=((0, None),)):
+    def move(p, k_rows, index_of, base_rows, out_row, k_stride, placements):
         """k_rows output rows per partition: row k of partition i is output row out_row + k * k_stride + i, whose
         source row is base_rows[k] + index_of(k, q0, tile)[i]. ``placements`` are (first partition, index tile)
         pairs holding the p indices; successive moves take successive placements, so that tiles of few rows still
@@ -150,18 +155,21 @@ def _column_plan(plan, item: int):
 
 def rows_instruction_count(plan, item: int) -> int:
     """At least as many instructions as the kernel traces for ``plan`` and an itemsize, counted without tracing:
-    per block of tiles and chunk, its gathers, copies and stores (at most about twice the trace's count)."""
+    per block of tiles and chunk, its gathers, copies and stores (a bound for dispatch's budget, not an estimate:
+    several times the trace's count where rows per partition are many)."""
     in_c = plan.in_shape[3]
     cc, wide, chunks, fit = _column_plan(plan, item)
     out_b, out_h = plan.out_shape[0], plan.h.out_size
     pmax = nl.tile_size.pmax
-    sub_tiles = -(-out_b * out_h // pmax) if out_h < pmax else out_b * -(-out_h // pmax)
-    blocks = -(-sub_tiles // fit) + out_b
-    per_block = 0
-    for _, _, runs, groups in chunks:
-        gathers = fit * (1 if _spanned(runs) else len(groups) if all(r.repeat == 1 for r in runs) else len(runs))
-        per_block += gathers + len(groups) + (0 if wide else 1)
-    return 8 + blocks * per_block * -(-in_c // cc)
+    if out_h <= pmax // 2:  # whole batches per tile (or, past float32's exact range, the tiles below)
+        sub_tiles = max(-(-out_b * out_h // pmax), out_b * -(-out_h // max(1, -(-out_h // 2))))
+    else:
+        sub_tiles = out_b * -(-out_h // (pmax if out_h >= pmax else -(-out_h // 2)))
+    total = 0
+    for _, _, runs, groups in chunks:  # per tile: its rows' gathers; per block (at most one per tile): copies, stores
+        gathers = 1 if _spanned(runs) else len(groups) if all(r.repeat == 1 for r in runs) else len(runs)
+        total += sub_tiles * (gathers + len(groups) + (0 if wide else 1))
+    return 64 + total * -(-in_c // cc)  # 64: the index tiles and their placements
 
 
 def _spanned(runs) -> bool:
