@@ -26,6 +26,8 @@ from .plan import column_groups, plan_resize, split_runs
 
 #: Bytes per partition of one data tile; two tiles (sources, output row) double-buffered stay under 128 KiB.
 TILE_BYTES = 32 * 1024
+#: The same for wide pixels, whose columns repeat in the stores: one source tile, double-buffered.
+WIDE_TILE_BYTES = 48 * 1024
 #: SBUF partitions one DMA engine serves (the cost model's D1, from the NKI DMA overview).
 PARTITIONS_PER_DMA_ENGINE = 8
 #: A pixel of at least this many bytes is a good DMA descriptor: repeat columns in the store's access pattern.
@@ -45,7 +47,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     one batch (two halves when out_h < 128; tile t's source rows in column t of
     an index tile built once). A tile of few rows takes, move by move, other
     partition ranges (8-aligned: other DMA engines), its indices copied there
-    by DMA. The free dimension holds up to TILE_BYTES per partition: several
+    by DMA. A tile holds up to TILE_BYTES per partition (WIDE_TILE_BYTES for wide
+    pixels, whose one source tile needs no output tile beside it): several
     output rows per partition when rows are short (at least three blocks where
     there are tiles enough, so that they pipeline), a chunk of equal-width
     column ranges, and channel chunks for pixels wider than that. Per block and
@@ -140,9 +143,10 @@ def _column_plan(plan, item: int):
     """(channels per chunk, wide pixels?, column chunks [(j0, columns, runs, groups)], output rows per partition)."""
     in_c = plan.in_shape[3]
     cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
-    cols = max(1, TILE_BYTES // (cc * item))  # output columns per chunk at most
-    cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
     wide = cc * item >= WIDE_PIXEL_BYTES
+    budget = WIDE_TILE_BYTES if wide else TILE_BYTES  # wide pixels need no output tile: a larger source tile
+    cols = max(1, budget // (cc * item))  # output columns per chunk at most
+    cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
     out_w, runs = plan.w.out_size, plan.w.runs
     chunks = []
     for j0 in range(0, out_w, cols):
@@ -150,7 +154,7 @@ def _column_plan(plan, item: int):
         chunks.append((j0, min(cols, out_w - j0), chunk_runs, column_groups(chunk_runs)))
     nj_max = max(nj for _, nj, _, _ in chunks)
     per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
-    return cc, wide, tuple(chunks), max(1, TILE_BYTES // per_row)
+    return cc, wide, tuple(chunks), max(1, (WIDE_TILE_BYTES if wide else 2 * TILE_BYTES) // per_row)
 
 
 def rows_instruction_count(plan, item: int) -> int:
