@@ -67,18 +67,15 @@ S1  An instruction starts when every earlier instruction it conflicts with has
     engine's idle time with any instruction that is ready, in program order of
     priority (list scheduling), which is how the iterations of an affine_range
     loop pipeline across engines.
-FITTED: descriptor_ns = 10 ns, dma_latency_us = 0.5 us, launch_us = 8 us, fitted by
-    hand to the nine adaptive_avg_pool2d measurements (benchmarks/calibrate.py):
-    every case within 20%. The fit is on the physics (per-descriptor, per-transfer
-    and per-launch costs), not per case.
-
-S2  SBUF conflicts are per tile and partition range: two accesses to one tile
-    (one ``nl.ndarray``) that share a partition conflict, whatever part of its
-    free dimensions they touch, and so do accesses to different tiles at
-    overlapping addresses (a buffer reused across loop iterations). The
-    measured adaptive-pool cases only fit this (FITTED, see calibrate.py: its
-    batch blocks, free-dimension slices of one tile, do not overlap on
-    hardware). HBM conflicts are by tensor and element range.
+S2  SBUF conflicts are per tile and partition range: a read waits for earlier
+    writes to the partitions it touches of its tile (one ``nl.ndarray``),
+    whatever part of its free dimensions they wrote, and a write for earlier
+    reads of them too, but only for earlier writes to its own bytes; accesses to
+    different tiles at overlapping addresses (a buffer reused across loop
+    iterations) conflict alike. The measured adaptive-pool cases only fit this
+    (FITTED, see calibrate.py: its batch blocks, free-dimension slices of one
+    tile, do not overlap on hardware). HBM conflicts are by tensor and element
+    range.
 S3  ``nl.affine_range`` iterations overlap because the tracer gives a tile
     declared in the loop body rotating buffers (nki/language.py), so iteration
     i + 1 does not wait for i's tiles; ``sequential_range``, ``static_range``
@@ -87,6 +84,11 @@ S3  ``nl.affine_range`` iterations overlap because the tracer gives a tile
 S4  A launch costs ``launch_us`` before its first instruction (nki.benchmark's
     latency includes host-device overhead); FITTED.
 M1  SBUF capacity 192 KiB per partition on trn1, 224 KiB on trn2.
+
+FITTED: descriptor_ns = 10 ns, dma_latency_us = 0.5 us, launch_us = 8 us, fitted by
+    hand to the nine adaptive_avg_pool2d measurements (benchmarks/calibrate.py):
+    every case within 20%. The fit is on the physics (per-descriptor, per-transfer
+    and per-launch costs), not per case.
 """
 
 from __future__ import annotations
@@ -99,8 +101,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidValueError
-from .access import AccessPattern
 from . import dtypes
+from .access import AccessPattern
 from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, Program, TensorCopy, TensorReduce, TensorTensor
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
