@@ -290,8 +290,10 @@ def affine_range(*args):
     for n, i in enumerate(range(*args)):
         starts = tracer.rotate(base, n, spans, ROTATING_BUFFERS)
         outer = tracer.peaks(reset=starts)  # measure this iteration's peak, inner loops' tiles included
-        yield i
-        ends = tracer.peaks(reset=tuple(builtins.max(o, p) for o, p in zip(outer, tracer.peaks())))
+        try:
+            yield i
+        finally:  # also when the loop is left early: the trace's own high-water mark must survive
+            ends = tracer.peaks(reset=tuple(builtins.max(o, p) for o, p in zip(outer, tracer.peaks())))
         spans = tuple(builtins.max(s, _aligned(e - b)) for s, e, b in zip(spans, ends, starts))
     tracer.release(base)
 

@@ -2,8 +2,9 @@
 
 As in NKI's tracer frontend, Python control flow runs at trace time: loops are
 unrolled, shapes and scales are Python values, and every nisa call appends one
-instruction. SBUF tiles allocated in an ``affine_range`` iteration are freed at
-its end, so a loop reuses the same addresses.
+instruction. SBUF tiles allocated in an ``affine_range`` iteration take turns in
+two rotating buffers, as NKI's allocator gives them; a sequential loop's reuse
+one.
 """
 
 from __future__ import annotations
