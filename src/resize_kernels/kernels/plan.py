@@ -170,6 +170,9 @@ def _periodic_length(runs: list[RowRun], i: int, t: int) -> int:
 
 def split_runs(runs: list[RowRun], first: int, stop: int, max_repeat: int) -> list[RowRun]:
     """The runs covering output indices first .. stop - 1, cut at both ends and into runs of at most max_repeat."""
+    if runs and first == runs[0].first and stop == runs[-1].first + runs[-1].repeat and all(
+            r.repeat <= max_repeat for r in runs):
+        return list(runs)  # the whole map in one chunk (a sweep's small shapes): nothing to cut
     out = []
     for r in runs:
         lo, hi = max(r.first, first), min(r.first + r.repeat, stop)
