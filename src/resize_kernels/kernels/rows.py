@@ -91,11 +91,16 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     if out_h <= pmax // 2 and (pmax // out_h) * in_h < semantics.MAX_DIM:
         batches = min(out_b, pmax // out_h)  # whole batches per tile: one index tile for all
         rows = batches * out_h
-        _, t, o = tile_rows_and_columns(rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
-        src = scaled_floor(o, plan.h.scale, in_h - 1, "src_h")
         index = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index")
-        nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
-        nisa.tensor_tensor(index[0:rows, 0:1], index[0:rows, 0:1], src, op=nl.add)  # batch * in_h + src_h(row)
+        if batches == 1:  # partition i: row i, source row src_h(i)
+            o = nl.ndarray((rows, 1), dtype=nl.int32, name="out_row")
+            nisa.iota(o, pattern=[[0, 1]], offset=0, channel_multiplier=1)
+            scaled_floor(o, plan.h.scale, in_h - 1, "src_h", out=index[0:rows, 0:1])
+        else:
+            _, t, o = tile_rows_and_columns(rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
+            src = scaled_floor(o, plan.h.scale, in_h - 1, "src_h")
+            nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
+            nisa.tensor_tensor(index[0:rows, 0:1], index[0:rows, 0:1], src, op=nl.add)  # batch * in_h + src_h(row)
         full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
         k_max = _rows_per_block(fit, full)
         blocks = [(b0, min(k_max, full - b0 // batches) if b0 // batches < full else 1)
