@@ -24,6 +24,9 @@ E3  iota costs ``150 + N`` GpSimd cycles. [nki.isa.iota]
 E3b A tensor_copy on GpSimd costs ``150 + max(64, N)`` GpSimd cycles: "max(MIN_II,
     N) engine cycles" [nki.isa.tensor_copy] after GpSimd's ~150-cycle start-up per
     instruction [v2 architecture guide].
+E3c nc_n_gather is ceil(N / 512) GpSimd instructions [nki.isa.nc_n_gather]: ASSUMED
+    150 start-up cycles each (E3b) and one element per cycle, ``150 * ceil(N / 512)
+    + N``; the docs give no cycle count.
 E4  On NeuronCore-v2 the vector engine and GpSimd cannot access SBUF at the
     same time [v2 architecture guide]: on trn1 their instructions take turns (one
     shared port); on trn2 they run side by side.
@@ -103,7 +106,8 @@ import numpy as np
 from ..errors import InvalidValueError
 from . import dtypes
 from .access import AccessPattern
-from .isa import DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, Program, TensorCopy, TensorReduce, TensorTensor
+from .isa import (DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcNGather, Program, TensorCopy, TensorReduce,
+                  TensorTensor)
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
@@ -180,6 +184,8 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
         return params.iota_fixed_cycles + n
     if inst.engine == "gpsimd" and isinstance(inst, TensorCopy):  # E3b
         return params.gpsimd_fixed_cycles + max(params.vector_floor_cycles, n)
+    if isinstance(inst, NcNGather):  # E3c
+        return params.gpsimd_fixed_cycles * -(-n // 512) + n
     if inst.engine not in ("vector", "scalar"):
         raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
                                 f"add them to machine/cost.py")

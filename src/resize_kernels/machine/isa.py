@@ -181,6 +181,40 @@ class Select(Instruction):
 
 
 @dataclass(eq=False)
+class NcNGather(Instruction):
+    """dst[p, j] = data[p, indices[p, j]] on GpSimd (nisa.nc_n_gather): a gather within each partition, the
+    free dimensions of ``data`` flattened; a bit-exact copy (dst and data share a dtype; indices are uint32)."""
+
+    dst: AccessPattern
+    data: AccessPattern
+    indices: AccessPattern
+    engine = "gpsimd"
+    opcode = "nc_n_gather"
+
+    def sources(self):
+        return (self.data, self.indices)
+
+    def validate(self, where: str) -> None:
+        for ap in (self.dst, self.data, self.indices):
+            if not ap.is_sbuf or ap.indirect_dim is not None or ap.tensor.memory != "sbuf":
+                raise InvalidValueError(f"{where}: nc_n_gather reads and writes SBUF tiles (GpSimd cannot reach "
+                                        f"PSUM) through direct access patterns, got {ap.describe()}")
+        if self.dst.dtype != self.data.dtype:
+            raise InvalidValueError(f"{where}: nc_n_gather copies bits, so dst and data need one dtype, got "
+                                    f"{self.dst.dtype} and {self.data.dtype}")
+        if self.indices.dtype != dtypes.uint32:
+            raise InvalidValueError(f"{where}: nc_n_gather requires uint32 indices, got {self.indices.dtype}")
+        if self.indices.shape != self.dst.shape or self.data.shape[0] != self.dst.shape[0]:
+            raise InvalidValueError(f"{where}: nc_n_gather requires indices of dst's shape {self.dst.shape} and data "
+                                    f"on as many partitions, got indices {self.indices.shape}, data {self.data.shape}")
+        for ap in (self.dst, self.data, self.indices):
+            ap.check_static(where)
+
+    def operands_text(self):
+        return f"{self.data.describe()}[{self.indices.describe()}]"
+
+
+@dataclass(eq=False)
 class TensorReduce(Instruction):
     """dst = op over the last ``axes`` free axes of data, per partition (nisa.tensor_reduce), in float32.
 

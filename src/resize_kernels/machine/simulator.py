@@ -28,6 +28,7 @@ from .isa import (
     DmaCopyAdd,
     Iota,
     Memset,
+    NcNGather,
     Program,
     TensorCopy,
     TensorScalar,
@@ -229,6 +230,20 @@ class Executable:
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
         return lambda: np.copyto(dst, cast(to_f32(src), out_dtype))
 
+    def _nc_n_gather(self, n: int, inst: NcNGather):
+        dst, data, idx = _bits(self._sbuf_view(inst.dst)), _bits(self._sbuf_view(inst.data)), self._sbuf_view(inst.indices)
+        parts, size = data.shape[0], data.size // data.shape[0]
+
+        def run():
+            flat, where = data.reshape(parts, size), idx.reshape(parts, -1).astype(np.int64)
+            bad = where >= size
+            if bad.any():
+                p, j = (int(v[0]) for v in np.nonzero(bad))
+                raise OutOfBoundsError(f"instruction {n} (nc_n_gather): partition {p} index {int(where[p, j])} is past "
+                                       f"the {size} elements of {inst.data.describe()}")
+            np.copyto(dst, np.take_along_axis(flat, where, axis=1).reshape(dst.shape))
+        return run
+
     def _select(self, n: int, inst: Select):
         dst, pred = self._sbuf_view(inst.dst), self._sbuf_view(inst.predicate)
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
@@ -410,7 +425,7 @@ class Executable:
 
 Executable._PREPARE = {
     Iota: Executable._iota, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
-    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, Activation: Executable._activation, Memset: Executable._memset,
+    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, NcNGather: Executable._nc_n_gather, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
 }
 

@@ -126,6 +126,12 @@ def select(dst, predicate, on_true, on_false) -> None:
     current().emit(m.Select(as_ap(dst), as_ap(predicate), operand(on_true), operand(on_false)))
 
 
+def nc_n_gather(dst, data, indices, name=None) -> None:
+    """dst[p, ...] = data[p, indices[p, ...]] on GpSimd: a gather within each partition, data's free dimensions
+    flattened; uint32 indices of dst's shape; a bit-exact copy (one dtype). ``name`` is accepted and unused."""
+    current().emit(m.NcNGather(as_ap(dst), as_ap(data), as_ap(indices)))
+
+
 def memset(dst, value) -> None:
     """dst = value in every element (the float32 scalar cast to dst's dtype)."""
     current().emit(m.Memset(as_ap(dst), float(value)))
