@@ -71,10 +71,6 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
 
     cc, wide, chunks, fit = _column_plan(plan, item)
     slot = iter(range(1 << 62))  # a running count of moves, to rotate their partition ranges
-    # narrow pixels in chunks of many column groups: one in-partition gather (nisa.nc_n_gather) per row instead of
-    # one copy per group, through a column index tile built once per chunk
-    gathers = {k: _column_index(plan, j0, nj, runs, cc) for k, (j0, nj, runs, groups) in enumerate(chunks)
-               if _gathers_columns(wide, cc, in_c, nj, runs, groups)}
 
     def move(p, k_rows, index_of, base_rows, out_row, k_stride, placements):
         """k_rows output rows per partition: row k of partition i is output row out_row + k * k_stride + i, whose
@@ -88,7 +84,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
                 q0, tile = placements[next(slot) % len(placements)]
                 _move_chunk(data_rows, out_tensor, q0, p, k_rows, [index_of(r, q0, tile) for r in range(k_rows)],
                             base_rows, out_row, k_stride, j0, nj, chunk_runs, groups, c0, c, in_c, row_in, row_out,
-                            wide, gathers.get(k))
+                            wide)
 
     pmax = nl.tile_size.pmax
     moves_per_tile = len(chunks) * -(-in_c // cc)
@@ -192,34 +188,6 @@ def _spanned(runs) -> bool:
     return srcs[-1] - srcs[0] + 1 <= 2 * len(set(srcs))
 
 
-#: A chunk of narrow pixels with at least this many column groups repeats its columns with one nc_n_gather per
-#: row, not one tensor_copy per group, when its column index fits GATHER_INDEX_BYTES per partition.
-GATHER_MIN_GROUPS = 8
-GATHER_INDEX_BYTES = 8 * 1024
-
-
-def _gathers_columns(wide: bool, cc: int, in_c: int, nj: int, runs, groups) -> bool:
-    """Whether a chunk repeats its columns by nc_n_gather (narrow pixels, many groups, whole pixels, a span)."""
-    return (not wide and cc == in_c and len(groups) >= GATHER_MIN_GROUPS and nj * cc * 4 <= GATHER_INDEX_BYTES
-            and _spanned(runs))
-
-
-def _column_index(plan, j0: int, nj: int, runs, c: int):
-    """A uint32 (128, nj * c) tile, the same on every partition: element (j, ch) holds (src_w(j0 + j) - s0) * c + ch,
-    where the chunk's output element reads its source element in the chunk's span of source columns (from s0)."""
-    pmax, s0 = nl.tile_size.pmax, runs[0].src
-    pos = nl.ndarray((pmax, nj, c), dtype=nl.int32, name="out_col")
-    nisa.iota(pos, pattern=[[1, nj], [0, c]], offset=j0, channel_multiplier=0)
-    src = scaled_floor(pos, plan.w.scale, plan.w.in_size - 1, "src_w")
-    nisa.tensor_scalar(src, src, op0=nl.subtract, operand0=s0, op1=nl.multiply, operand1=c)
-    channel = nl.ndarray((pmax, nj, c), dtype=nl.int32, name="channel")
-    nisa.iota(channel, pattern=[[0, nj], [1, c]], offset=0, channel_multiplier=0)
-    nisa.tensor_tensor(src, src, channel, op=nl.add)
-    index = nl.ndarray((pmax, nj * c), dtype=nl.uint32, name="column_index")
-    nisa.tensor_copy(dst=index, src=src.ap(pattern=[[nj * c, pmax], [1, nj * c]]))  # exact: values below 2**24
-    return index
-
-
 #: Blocks a kernel's tiles are grouped into at least, where there are tiles enough: with two buffers, block n + 1
 #: gathers while block n copies and stores.
 MIN_BLOCKS = 3
@@ -241,7 +209,7 @@ def _starts(n: int, step: int, fit: int, full: int) -> list[int]:
 
 
 def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_row, k_stride, j0, nj, runs, groups,
-                c0, c, in_c, row_in, row_out, wide, column_index=None):
+                c0, c, in_c, row_in, row_out, wide):
     """Gather one chunk's source columns for k_rows x p rows into partitions q0 .. q0 + p - 1, then store its
     output columns j0 .. j0 + nj - 1."""
     dtype = data_rows.dtype
@@ -309,14 +277,6 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
                           src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c))
         return None
     expanded = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_out")
-    if column_index is not None:  # one in-partition gather per row: output element e reads source element index[e]
-        for k in range(k_rows):
-            nisa.nc_n_gather(dst=expanded.ap(pattern=[[k_rows * nj * c, p], [1, nj * c]],
-                                             offset=(q0 * k_rows + k) * nj * c),
-                             data=sources.ap(pattern=[[k_rows * ns * c, p], [1, ns * c]],
-                                             offset=(q0 * k_rows + k) * ns * c),
-                             indices=column_index[q0:q0 + p, 0:nj * c])
-        return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
     for n, g in enumerate(groups):  # narrow pixels: repeat columns on chip, then store whole row chunks
         src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
         s_pairs, d_pairs = broadcast_pairs(
