@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 
 from .. import contract, semantics
+from ..machine.cost import PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import broadcast_pairs
@@ -28,8 +29,6 @@ from .plan import column_groups, plan_resize, split_runs
 TILE_BYTES = 32 * 1024
 #: The same for wide pixels, whose columns repeat in the stores: one source tile, double-buffered.
 WIDE_TILE_BYTES = 48 * 1024
-#: SBUF partitions one DMA engine serves (the cost model's D1, from the NKI DMA overview).
-PARTITIONS_PER_DMA_ENGINE = 8
 #: A pixel of at least this many bytes is a good DMA descriptor: repeat columns in the store's access pattern.
 WIDE_PIXEL_BYTES = 512
 

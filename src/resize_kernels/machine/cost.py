@@ -106,14 +106,14 @@ import numpy as np
 from ..errors import InvalidValueError
 from . import dtypes
 from .access import AccessPattern
-from .isa import (DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcNGather, Program, TensorCopy, TensorReduce,
-                  TensorTensor)
+from .isa import (DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcNGather, Program, TensorCopy,
+                  TensorReduce, TensorTensor)
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
 #: Engines in the order reports list them.
 ENGINES = ("vector", "gpsimd", "scalar", "dma")
 #: DMA engines per NeuronCore (D1) and the SBUF partitions each serves.
-DMA_ENGINES = 16
+DMA_ENGINES = DMA_QUEUES
 PARTITIONS_PER_DMA_ENGINE = NUM_PARTITIONS // DMA_ENGINES
 
 
