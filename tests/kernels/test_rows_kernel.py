@@ -72,6 +72,17 @@ def test_equals_the_reference_bit_for_bit(in_shape, out_hw, dtype, rng):
     check(random_data(rng, in_shape, dtype), out_hw)  # random bits: NaN payloads, -0.0 and subnormals among them
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_shape, out_hw", [((1, 2, 300, 1), (3, 437)), ((2, 3, 97, 3), (5, 131)),
+                                             ((1, 200, 61, 2), (150, 89)), ((3, 40, 37, 1), (70, 101))])
+def test_irregular_widths_gather_their_columns_bit_for_bit(in_shape, out_hw, dtype, rng):
+    program = rk.trace_resize(in_shape, out_hw, np.dtype(dtype).name if dtype is not DTYPES[1] else "bfloat16",
+                              kernel="rows")
+    assert program.counts().get("nc_n_gather", 0) >= 1  # many column groups: one in-partition gather per row
+    assert program.counts().get("tensor_copy", 0) == 0
+    check(random_data(rng, in_shape, dtype), out_hw)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 150), st.integers(1, 40), st.integers(1, 150), st.integers(1, 40),
        st.sampled_from([1, 3, 130, 700]), st.sampled_from(["float32", "bfloat16", "uint8"]), st.integers(0, 2**32 - 1))

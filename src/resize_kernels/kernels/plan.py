@@ -11,7 +11,9 @@ decides nothing the plan already knows.
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,9 +21,8 @@ from .. import semantics
 from ..nki import language as nl
 
 
-@dataclass(frozen=True)
-class RowRun:
-    """Output rows ``first .. first + repeat - 1`` all copy source row ``src``."""
+class RowRun(NamedTuple):
+    """Output rows ``first .. first + repeat - 1`` all copy source row ``src`` (a tuple: maps have thousands)."""
 
     first: int
     src: int
@@ -51,11 +52,17 @@ class AxisPlan:
         return 1.0 * self.in_size / self.out_size
 
     @functools.cached_property
+    def max_repeat(self) -> int:
+        """The longest run: how many output indices at most copy one source index."""
+        return max(r.repeat for r in self.runs)
+
+    @functools.cached_property
     def runs(self) -> list[RowRun]:
         """The map as runs of equal source index, in output order (the map is non-decreasing)."""
         starts = np.flatnonzero(np.diff(self.src, prepend=-1))
-        ends = np.append(starts[1:], len(self.src))
-        return [RowRun(int(s), int(self.src[s]), int(e - s)) for s, e in zip(starts, ends)]
+        repeats = np.diff(starts, append=len(self.src))
+        runs = zip(starts.tolist(), self.src[starts].tolist(), repeats.tolist())
+        return list(map(tuple.__new__, itertools.repeat(RowRun), runs))  # RowRun(*run), without a call per run
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,8 +116,7 @@ def split_by(items: list, key) -> list[list]:
     return groups
 
 
-@dataclass(frozen=True)
-class ColumnGroup:
+class ColumnGroup(NamedTuple):
     """Output columns ``out0 + k * out_step + 0 .. repeat - 1`` copy source column ``src0 + k * src_step``, k < count.
 
     One affine access-pattern pair per side moves a whole group: a strided read of
@@ -129,18 +135,22 @@ class ColumnGroup:
 MAX_PERIOD = 8
 
 
-def column_groups(runs: list[RowRun]) -> list[ColumnGroup]:
+def column_groups(runs: list[RowRun], most: int | None = None) -> list[ColumnGroup] | None:
     """The runs of a map (in output order) as few ColumnGroups: greedily, the stretch of runs that is periodic
     with the period T <= MAX_PERIOD covering the most runs per group, cut into its T interleaved groups.
 
     A floor map of ratio p/q is periodic in its runs (1.5x: repeats 1, 2, 1, 2, ...), except where float32
-    rounding or the ends break the period, so most maps take a handful of groups, not one per column.
+    rounding or the ends break the period, so most maps take a handful of groups, not one per column. With
+    ``most``, None as soon as the groups would be more than that (a caller that moves many groups otherwise).
     """
     groups, i, n = [], 0, len(runs)
+    firsts, srcs, repeats = ([r[k] for r in runs] for k in range(3))
     while i < n:
-        best_t, best_len = 1, _periodic_length(runs, i, 1)
+        best_t, best_len = 1, _periodic_length(firsts, srcs, repeats, i, 1)
         for t in range(2, min(MAX_PERIOD, n - i) + 1):
-            length = _periodic_length(runs, i, t)
+            if (n - i) * best_t <= best_len * t:  # not even the whole rest would take more runs per group
+                break
+            length = _periodic_length(firsts, srcs, repeats, i, t)
             if length >= 2 * t and length * best_t > best_len * t:  # more runs per group, over two periods at least
                 best_t, best_len = t, length
         for k in range(best_t):
@@ -149,30 +159,28 @@ def column_groups(runs: list[RowRun]) -> list[ColumnGroup]:
             nxt = runs[i + k + best_t] if count > 1 else first
             groups.append(ColumnGroup(first.first, first.src, count, nxt.first - first.first,
                                       nxt.src - first.src, first.repeat))
+        if most is not None and len(groups) > most:
+            return None
         i += best_len
     return groups
 
 
-def _periodic_length(runs: list[RowRun], i: int, t: int) -> int:
-    """How many runs from runs[i] on repeat with period t: run m matches run m - t in repeat, and in output and
-    source distance (the first period's)."""
-    if i + t >= len(runs):
-        return len(runs) - i
-    d_out, d_src = runs[i + t].first - runs[i].first, runs[i + t].src - runs[i].src
+def _periodic_length(firsts: list, srcs: list, repeats: list, i: int, t: int) -> int:
+    """How many runs from run i (of runs given as their firsts, srcs and repeats) repeat with period t: run m
+    matches run m - t in repeat, and in output and source distance (the first period's)."""
+    n = len(firsts)
+    if i + t >= n:
+        return n - i
+    d_out, d_src = firsts[i + t] - firsts[i], srcs[i + t] - srcs[i]
     m = i + t
-    while m < len(runs):
-        a, b = runs[m - t], runs[m]
-        if b.repeat != a.repeat or b.first - a.first != d_out or b.src - a.src != d_src:
-            break
+    while m < n and (repeats[m] == repeats[m - t] and firsts[m] - firsts[m - t] == d_out
+                     and srcs[m] - srcs[m - t] == d_src):
         m += 1
     return m - i
 
 
 def split_runs(runs: list[RowRun], first: int, stop: int, max_repeat: int) -> list[RowRun]:
     """The runs covering output indices first .. stop - 1, cut at both ends and into runs of at most max_repeat."""
-    if runs and first == runs[0].first and stop == runs[-1].first + runs[-1].repeat and all(
-            r.repeat <= max_repeat for r in runs):
-        return list(runs)  # the whole map in one chunk (a sweep's small shapes): nothing to cut
     out = []
     for r in runs:
         lo, hi = max(r.first, first), min(r.first + r.repeat, stop)

@@ -16,6 +16,7 @@ vector-engine and GpSimd copies into an output tile stored as whole rows
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from .. import contract, semantics
 from ..machine.cost import PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
@@ -23,7 +24,7 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import broadcast_pairs
 from .helpers import scaled_floor, tile_rows_and_columns
-from .plan import column_groups, plan_resize, split_runs
+from .plan import RowRun, column_groups, plan_resize, split_runs
 
 #: Bytes per partition of one data tile; two tiles (sources, output row) double-buffered stay under 128 KiB.
 TILE_BYTES = 32 * 1024
@@ -70,6 +71,14 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
 
     cc, wide, chunks, fit = _column_plan(plan, item)
     slot = iter(range(1 << 62))  # a running count of moves, to rotate their partition ranges
+    column_index = {}  # chunk -> its column index tile, for chunks that repeat columns by nc_n_gather
+
+    def index_columns(top):
+        """Build, on partitions 0 .. top - 1 (those the placements use), the column index of every chunk that
+        repeats its columns by nc_n_gather (one in-partition gather per row, not one copy per column group)."""
+        for k, chunk in enumerate(chunks):
+            if chunk.groups is None:
+                column_index[k] = _column_index(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c, top)
 
     def move(p, k_rows, index_of, base_rows, out_row, k_stride, placements):
         """k_rows output rows per partition: row k of partition i is output row out_row + k * k_stride + i, whose
@@ -77,13 +86,12 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         pairs holding the p indices; successive moves take successive placements, so that tiles of few rows still
         spread their transfers over all DMA engines (one per 8 partitions)."""
         for k in nl.affine_range(len(chunks)):
-            j0, nj, chunk_runs, groups = chunks[k]
             for c0 in nl.affine_range(0, in_c, cc):
                 c = min(cc, in_c - c0)
                 q0, tile = placements[next(slot) % len(placements)]
                 _move_chunk(data_rows, out_tensor, q0, p, k_rows, [index_of(r, q0, tile) for r in range(k_rows)],
-                            base_rows, out_row, k_stride, j0, nj, chunk_runs, groups, c0, c, in_c, row_in, row_out,
-                            wide)
+                            base_rows, out_row, k_stride, chunks[k], c0, c, in_c, row_in, row_out, wide,
+                            column_index.get(k))
 
     pmax = nl.tile_size.pmax
     moves_per_tile = len(chunks) * -(-in_c // cc)
@@ -114,6 +122,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         placements = placements[:len(blocks) * moves_per_tile]
         for q0, tile in placements[1:]:
             nisa.dma_copy(dst=tile[q0:q0 + rows, 0:1], src=index[0:rows, 0:1])
+        index_columns(placements[-1][0] + rows)
         for n in nl.affine_range(len(blocks)):
             b0, k_rows = blocks[n]
             p = min(batches, out_b - b0) * out_h
@@ -133,6 +142,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
             pos = nl.ndarray((q0 + rows, tiles), dtype=nl.int32, name="out_row")
             nisa.iota(pos, pattern=[[rows, tiles]], offset=-q0, channel_multiplier=1)  # below q0: unused
             placements.append((q0, scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")))
+        index_columns(placements[-1][0] + rows)
         for b in nl.affine_range(in_b):
             for n in nl.affine_range(len(blocks)):
                 t0, k_rows = blocks[n]
@@ -142,9 +152,34 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     return out_tensor
 
 
+@dataclass(frozen=True)
+class ColumnChunk:
+    """Output columns j0 .. j0 + nj - 1 of a row: their runs of equal source column, and how they move.
+
+    ``groups`` is None where the columns repeat by one nc_n_gather per row (narrow whole pixels, more than
+    GATHER_MIN_GROUPS column groups, a gathered span); ``spanned``: one gather of the span of source columns.
+    """
+
+    j0: int
+    nj: int
+    runs: list[RowRun]
+    groups: list | None
+    spanned: bool
+
+    @property
+    def shrink(self) -> bool:
+        """Every output column its own source column (no run repeats)."""
+        return len(self.runs) == self.nj
+
+    @property
+    def contiguous(self) -> bool:
+        """The source columns are consecutive (runs' sources strictly increase)."""
+        return self.runs[-1].src - self.runs[0].src + 1 == len(self.runs)
+
+
 @functools.lru_cache(maxsize=64)
 def _column_plan(plan, item: int):
-    """(channels per chunk, wide pixels?, column chunks [(j0, columns, runs, groups)], output rows per partition)."""
+    """(channels per chunk, wide pixels?, column chunks, output rows per partition)."""
     in_c = plan.in_shape[3]
     cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
     wide = cc * item >= WIDE_PIXEL_BYTES
@@ -154,9 +189,14 @@ def _column_plan(plan, item: int):
     out_w, runs = plan.w.out_size, plan.w.runs
     chunks = []
     for j0 in range(0, out_w, cols):
-        chunk_runs = split_runs(runs, j0, min(out_w, j0 + cols), cols)
-        chunks.append((j0, min(cols, out_w - j0), chunk_runs, column_groups(chunk_runs)))
-    nj_max = max(nj for _, nj, _, _ in chunks)
+        nj = min(cols, out_w - j0)
+        whole = nj == out_w and plan.w.max_repeat <= cols  # the whole map in one chunk (a sweep's shapes)
+        chunk_runs = runs if whole else split_runs(runs, j0, j0 + nj, cols)
+        spanned = _spanned(chunk_runs)
+        gathers = not wide and cc == in_c and spanned and nj * in_c * 4 <= GATHER_INDEX_BYTES
+        chunks.append(ColumnChunk(j0, nj, chunk_runs, column_groups(chunk_runs, GATHER_MIN_GROUPS if gathers else
+                                                                    None), spanned))
+    nj_max = max(chunk.nj for chunk in chunks)
     per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
     return cc, wide, tuple(chunks), max(1, (WIDE_TILE_BYTES if wide else 2 * TILE_BYTES) // per_row)
 
@@ -174,17 +214,42 @@ def rows_instruction_count(plan, item: int) -> int:
     else:
         sub_tiles = out_b * -(-out_h // (pmax if out_h >= pmax else -(-out_h // 2)))
     total = 0
-    for _, _, runs, groups in chunks:  # per tile: its rows' gathers; per block (at most one per tile): copies, stores
-        gathers = 1 if _spanned(runs) else len(groups) if all(r.repeat == 1 for r in runs) else len(runs)
-        total += sub_tiles * (gathers + len(groups) + (0 if wide else 1))
+    for chunk in chunks:  # per tile: its rows' gathers; per block (at most one per tile): copies, stores
+        gathers = 1 if chunk.spanned else len(chunk.groups) if chunk.shrink else len(chunk.runs)
+        total += sub_tiles * (gathers + (1 if chunk.groups is None else len(chunk.groups)) + (0 if wide else 1))
     return 64 + total * -(-in_c // cc)  # 64: the index tiles and their placements
 
 
 def _spanned(runs) -> bool:
     """Whether to gather the whole span of a chunk's source columns: one descriptor per row (descriptors of
-    gathers are written by GpSimd, one at a time), reading at most twice the columns it needs."""
-    srcs = [r.src for r in runs]
-    return srcs[-1] - srcs[0] + 1 <= 2 * len(set(srcs))
+    gathers are written by GpSimd, one at a time), reading at most twice the columns it needs (one per run)."""
+    return runs[-1].src - runs[0].src + 1 <= 2 * len(runs)
+
+
+#: A chunk of narrow pixels with more than this many column groups repeats its columns with one nc_n_gather per
+#: row (about 150 + N GpSimd cycles, E3c) instead of a tensor_copy per group (80 + N cycles or more each, E2), its
+#: column index built once (three to five instructions) when its index fits GATHER_INDEX_BYTES per partition.
+GATHER_MIN_GROUPS = 8
+GATHER_INDEX_BYTES = 8 * 1024
+
+
+def _column_index(plan, j0: int, nj: int, s0: int, c: int, top: int):
+    """A uint32 (top, nj * c) tile, the same on every partition: element (j, ch) holds (src_w(j0 + j) - s0) * c + ch,
+    the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads."""
+    pos = nl.ndarray((top, nj, c), dtype=nl.int32, name="out_col")
+    nisa.iota(pos, pattern=[[1, nj], [0, c]], offset=j0, channel_multiplier=0)
+    src = nl.ndarray((top, nj, c), dtype=nl.int32, name="src_w_idx")
+    nisa.activation(src, "floor", pos, scale=plan.w.scale)  # floor(float32(j) * float32(in_w / out_w)), as src_h
+    index = nl.ndarray((top, nj * c), dtype=nl.uint32, name="column_index")
+    flat = src.ap(pattern=[[nj * c, top], [1, nj * c]])
+    if c == 1:  # min(.., in_w - 1) - s0, exact in float32 (values below 2**24), cast to uint32
+        nisa.tensor_scalar(index, flat, op0=nl.minimum, operand0=plan.w.in_size - 1, op1=nl.subtract, operand1=s0)
+        return index
+    nisa.tensor_scalar(src, src, op0=nl.minimum, operand0=plan.w.in_size - 1, op1=nl.subtract, operand1=s0)
+    nisa.tensor_scalar(src, src, op0=nl.multiply, operand0=c)  # the source pixel's first element
+    nisa.iota(pos, pattern=[[0, nj], [1, c]], offset=0, channel_multiplier=0)  # plus the channel
+    nisa.tensor_tensor(index, flat, pos.ap(pattern=[[nj * c, top], [1, nj * c]]), op=nl.add)
+    return index
 
 
 #: Blocks a kernel's tiles are grouped into at least, where there are tiles enough: with two buffers, block n + 1
@@ -207,16 +272,15 @@ def _starts(n: int, step: int, fit: int, full: int) -> list[int]:
     return starts
 
 
-def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_row, k_stride, j0, nj, runs, groups,
-                c0, c, in_c, row_in, row_out, wide):
+def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_row, k_stride, chunk, c0, c, in_c,
+                row_in, row_out, wide, column_index=None):
     """Gather one chunk's source columns for k_rows x p rows into partitions q0 .. q0 + p - 1, then store its
     output columns j0 .. j0 + nj - 1."""
     dtype = data_rows.dtype
-    srcs = [r.src for r in runs]
-    contiguous = all(b - a == 1 for a, b in zip(srcs, srcs[1:]))
-    shrink = all(r.repeat == 1 for r in runs)
-    if _spanned(runs):  # gather the span of the chunk's source columns, one descriptor per row, in source order
-        ns, s0 = srcs[-1] - srcs[0] + 1, srcs[0]
+    j0, nj, runs, groups = chunk.j0, chunk.nj, chunk.runs, chunk.groups
+    if chunk.spanned:  # gather the span of the chunk's source columns, one descriptor per row, in source order
+        s0 = runs[0].src
+        ns = runs[-1].src - s0 + 1
         sources = nl.ndarray((q0 + p, k_rows, ns, c), dtype=dtype, name="row_sources")
         for k in range(k_rows):
             # gather: partition q0 + i reads source row base_rows[k] + index[i] ([row_in, p]: the index tile's
@@ -226,10 +290,10 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
                           src=data_rows.ap(pattern=[[row_in, p], [in_c, ns], [1, c]],
                                            offset=base_rows[k] * row_in + s0 * in_c + c0,
                                            vector_offset=indexes[k], indirect_dim=0))
-        at = {r.src: r.src - s0 for r in runs}  # where each source column sits in the tile
-        if shrink and contiguous:  # the sources are the outputs, in order
+        if chunk.shrink and chunk.contiguous:  # the sources are the outputs, in order
             return _store_rows(out_tensor, sources, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
-    elif shrink:  # every output column its own source: gather each group straight into output order
+        at = lambda src: src - s0  # noqa: E731 - where each source column sits in the tile
+    elif chunk.shrink:  # every output column its own source: gather each group straight into output order
         sources = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_sources")
         for k in range(k_rows):
             for g in groups:
@@ -252,15 +316,13 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
                               src=data_rows.ap(pattern=[[row_in, p], [1, c]],
                                                offset=base_rows[k] * row_in + r.src * in_c + c0,
                                                vector_offset=indexes[k], indirect_dim=0))
-        at = {}
-        for m, r in enumerate(runs):
-            at.setdefault(r.src, m)
+        at = {r.src: m for m, r in enumerate(runs)}.__getitem__  # a chunk's runs have distinct sources
         groups = [g for r in runs for g in column_groups([r])]
     ns = sources.shape[2]
     base = q0 * k_rows * ns * c  # the tile's first partition in use
     if wide:  # repeat columns in each store's SBUF-side pattern: a descriptor per pixel, pixels >= 512 B
         for g in groups:
-            src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
+            src_step = at(g.src0 + g.src_step) - at(g.src0) if g.count > 1 else 0
             s_pairs, d_pairs = broadcast_pairs(
                 [[k_rows * ns * c, p],  # SBUF: partitions
                  [ns * c, k_rows],  # the partition's rows
@@ -273,17 +335,26 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
                  [in_c, g.repeat],  # the repeats, adjacent
                  [1, c]])  # channels from c0
             nisa.dma_copy(dst=out_tensor.ap(pattern=d_pairs, offset=out_row * row_out + g.out0 * in_c + c0),
-                          src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c))
+                          src=sources.ap(pattern=s_pairs, offset=base + at(g.src0) * c))
         return None
     expanded = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_out")
+    if column_index is not None:  # one in-partition gather per row: output element e reads source element index[e]
+        for k in range(k_rows):
+            # dst: row k of partitions q0.., its nj * c elements; data: the row's span of ns * c source elements
+            nisa.nc_n_gather(dst=expanded.ap(pattern=[[k_rows * nj * c, p], [1, nj * c]],
+                                             offset=(q0 * k_rows + k) * nj * c),
+                             data=sources.ap(pattern=[[k_rows * ns * c, p], [1, ns * c]],
+                                             offset=(q0 * k_rows + k) * ns * c),
+                             indices=column_index[q0:q0 + p, 0:nj * c])
+        return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
     for n, g in enumerate(groups):  # narrow pixels: repeat columns on chip, then store whole row chunks
-        src_step = at[g.src0 + g.src_step] - at[g.src0] if g.count > 1 else 0
+        src_step = at(g.src0 + g.src_step) - at(g.src0) if g.count > 1 else 0
         s_pairs, d_pairs = broadcast_pairs(
             [[k_rows * ns * c, p], [ns * c, k_rows], [src_step * c, g.count], [0, g.repeat], [1, c]],  # sources
             [[k_rows * nj * c, p], [nj * c, k_rows], [g.out_step * c, g.count], [c, g.repeat], [1, c]])  # outputs
         # alternate the vector engine and GpSimd: both copy bit-exactly (on trn2 side by side)
         nisa.tensor_copy(dst=expanded.ap(pattern=d_pairs, offset=(q0 * k_rows * nj + g.out0 - j0) * c),
-                         src=sources.ap(pattern=s_pairs, offset=base + at[g.src0] * c),
+                         src=sources.ap(pattern=s_pairs, offset=base + at(g.src0) * c),
                          engine=nisa.gpsimd_engine if n % 2 else nisa.vector_engine)
     return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
 
