@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass
 
 from .. import contract, semantics
-from ..machine.cost import PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
+from ..machine.cost import PARTITIONS_PER_DMA_ENGINE, TARGETS  # SBUF partitions one DMA engine serves (D1)
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import broadcast_pairs
@@ -187,15 +187,16 @@ def _column_plan(plan, item: int):
     cols = max(1, budget // (cc * item))  # output columns per chunk at most
     cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
     out_w, runs = plan.w.out_size, plan.w.runs
-    chunks = []
+    chunks, index_bytes = [], 0  # the column index tiles of the chunks that gather their columns: live throughout
     for j0 in range(0, out_w, cols):
         nj = min(cols, out_w - j0)
         whole = nj == out_w and plan.w.max_repeat <= cols  # the whole map in one chunk (a sweep's shapes)
         chunk_runs = runs if whole else split_runs(runs, j0, j0 + nj, cols)
-        spanned = _spanned(chunk_runs)
-        gathers = not wide and cc == in_c and spanned and nj * in_c * 4 <= GATHER_INDEX_BYTES
-        chunks.append(ColumnChunk(j0, nj, chunk_runs, column_groups(chunk_runs, GATHER_MIN_GROUPS if gathers else
-                                                                    None), spanned))
+        spanned = _spanned(chunk_runs, cc * item)
+        gathers = not wide and cc == in_c and spanned and index_bytes + nj * in_c * 4 <= GATHER_INDEX_BYTES
+        groups = column_groups(chunk_runs, _most_copies(nj * in_c) if gathers else None)
+        index_bytes += nj * in_c * 4 if groups is None else 0
+        chunks.append(ColumnChunk(j0, nj, chunk_runs, groups, spanned))
     nj_max = max(chunk.nj for chunk in chunks)
     per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
     return cc, wide, tuple(chunks), max(1, (WIDE_TILE_BYTES if wide else 2 * TILE_BYTES) // per_row)
@@ -220,17 +221,35 @@ def rows_instruction_count(plan, item: int) -> int:
     return 64 + total * -(-in_c // cc)  # 64: the index tiles and their placements
 
 
-def _spanned(runs) -> bool:
-    """Whether to gather the whole span of a chunk's source columns: one descriptor per row (descriptors of
-    gathers are written by GpSimd, one at a time), reading at most twice the columns it needs (one per run)."""
-    return runs[-1].src - runs[0].src + 1 <= 2 * len(runs)
+#: Bytes a DMA engine moves in the time it takes for one descriptor (D2 on trn1: 10 ns x 17 B/ns): reading a
+#: source column the chunk does not need costs less than a descriptor per needed column below this pixel size.
+DESCRIPTOR_BYTES = TARGETS["trn1"].descriptor_ns * TARGETS["trn1"].dma_engine_gbps
 
 
-#: A chunk of narrow pixels with more than this many column groups repeats its columns with one nc_n_gather per
-#: row (about 150 + N GpSimd cycles, E3c) instead of a tensor_copy per group (80 + N cycles or more each, E2), its
-#: column index built once (three to five instructions) when its index fits GATHER_INDEX_BYTES per partition.
+def _spanned(runs, pixel_bytes: int) -> bool:
+    """Whether to gather the whole span of a chunk's source columns, one descriptor per row (descriptors of
+    gathers are written by GpSimd, one at a time), rather than a descriptor per needed column (one per run):
+    where it reads at most twice the columns it needs, or where the extra bytes cost less than the descriptors
+    they save and the span fits a tile."""
+    span, needed = runs[-1].src - runs[0].src + 1, len(runs)
+    return span <= 2 * needed or (span * pixel_bytes <= TILE_BYTES
+                                   and (span - needed) * pixel_bytes <= needed * DESCRIPTOR_BYTES)
+
+
+#: A chunk of narrow pixels with more column groups than this (and than ``_most_copies`` allows) repeats its
+#: columns with one nc_n_gather per row (150 GpSimd cycles per 512 elements + one per element, E3c) instead of a
+#: tensor_copy per group (80 cycles + N each, E2), its column index built once (three to five instructions) while
+#: the chunks' indexes fit GATHER_INDEX_BYTES per partition.
 GATHER_MIN_GROUPS = 8
-GATHER_INDEX_BYTES = 8 * 1024
+GATHER_INDEX_BYTES = 32 * 1024
+
+
+def _most_copies(elements: int) -> int:
+    """Column groups a row of ``elements`` elements repeats by copies at most: more, and the fixed cycles of their
+    copies (E2) pass those of one nc_n_gather (E3c) over the row."""
+    params = TARGETS["trn1"]
+    gather_fixed = params.gpsimd_fixed_cycles * -(-elements // 512)
+    return max(GATHER_MIN_GROUPS, gather_fixed // params.vector_fixed_cycles)
 
 
 def _column_index(plan, j0: int, nj: int, s0: int, c: int, top: int):
