@@ -40,17 +40,19 @@ def floor_nisa_kernel(a, out, p, f):
     nisa.tensor_tensor(dst=dst, data1=larger, data2=smaller, op=nl.add)
 
 
-def scaled_floor(pos, scale: float, limit: int, name: str, out=None):
+def scaled_floor(pos, scale: float, limit: int | None, name: str, out=None):
     """min(floor(pos * scale), limit) of an int32 tile ``pos``: a new int32 tile ``{name}_idx`` of its shape
     (or ``out``, a view of pos's shape).
 
     This is one axis of the map, src = min(floor(float32(d) * float32(in/out)), in - 1),
-    for the output positions d in ``pos``.
+    for the output positions d in ``pos``. ``limit=None`` skips the clamp, for positions within the output
+    where the floor never passes in - 1 (``AxisPlan.limit``).
     """
     if out is None:
         out = nl.ndarray(pos.shape, dtype=nl.int32, name=f"{name}_idx")
     nisa.activation(out, "floor", pos, scale=scale)  # floor(float32(d) * float32(scale)): an integer, cast exactly
-    nisa.tensor_scalar(out, out, op0=nl.minimum, operand0=limit)
+    if limit is not None:
+        nisa.tensor_scalar(out, out, op0=nl.minimum, operand0=limit)
     return out
 
 

@@ -46,6 +46,13 @@ class AxisPlan:
         """(up, down) when src(d) = (d // up) * down (``semantics.integer_ratio``), else None."""
         return semantics.integer_ratio(self.in_size, self.out_size)
 
+    @functools.cached_property
+    def limit(self) -> int | None:
+        """in - 1 where the float32 floor passes it for some output index (src is then clamped), else None: the
+        map is monotone, so the last index decides."""
+        last = np.floor(np.float32(self.out_size - 1) * semantics.axis_scale(self.in_size, self.out_size))
+        return self.in_size - 1 if last > self.in_size - 1 else None
+
     @property
     def scale(self) -> float:
         """in / out as the Python float the kernels hand the engines (which round it to float32)."""

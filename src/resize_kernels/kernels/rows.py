@@ -102,10 +102,10 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
         if batches == 1:  # partition i: row i, source row src_h(i)
             o = nl.ndarray((rows, 1), dtype=nl.int32, name="out_row")
             nisa.iota(o, pattern=[[0, 1]], offset=0, channel_multiplier=1)
-            scaled_floor(o, plan.h.scale, in_h - 1, "src_h", out=index[0:rows, 0:1])
+            scaled_floor(o, plan.h.scale, plan.h.limit, "src_h", out=index[0:rows, 0:1])
         else:
             _, t, o = tile_rows_and_columns(rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
-            src = scaled_floor(o, plan.h.scale, in_h - 1, "src_h")
+            src = scaled_floor(o, plan.h.scale, plan.h.limit, "src_h")
             nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
             nisa.tensor_tensor(index[0:rows, 0:1], index[0:rows, 0:1], src, op=nl.add)  # batch * in_h + src_h(row)
         full = out_b // batches  # tiles of `batches` whole batches; then the rest, if any
@@ -257,15 +257,16 @@ def _column_index(plan, j0: int, nj: int, s0: int, c: int, top: int):
     the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads."""
     pos = nl.ndarray((top, nj, c), dtype=nl.int32, name="out_col")
     nisa.iota(pos, pattern=[[1, nj], [0, c]], offset=j0, channel_multiplier=0)
-    src = nl.ndarray((top, nj, c), dtype=nl.int32, name="src_w_idx")
-    nisa.activation(src, "floor", pos, scale=plan.w.scale)  # floor(float32(j) * float32(in_w / out_w)), as src_h
     index = nl.ndarray((top, nj * c), dtype=nl.uint32, name="column_index")
-    flat = src.ap(pattern=[[nj * c, top], [1, nj * c]])
-    if c == 1:  # min(.., in_w - 1) - s0, exact in float32 (values below 2**24), cast to uint32
-        nisa.tensor_scalar(index, flat, op0=nl.minimum, operand0=plan.w.in_size - 1, op1=nl.subtract, operand1=s0)
+    if c == 1 and s0 == 0 and plan.w.limit is None:  # the floor is the index: exact in float32, cast to uint32
+        nisa.activation(index, "floor", pos.ap(pattern=[[nj, top], [1, nj]]), scale=plan.w.scale)
         return index
-    nisa.tensor_scalar(src, src, op0=nl.minimum, operand0=plan.w.in_size - 1, op1=nl.subtract, operand1=s0)
-    nisa.tensor_scalar(src, src, op0=nl.multiply, operand0=c)  # the source pixel's first element
+    src = scaled_floor(pos, plan.w.scale, plan.w.limit, "src_w")  # floor(float32(j) * float32(in_w / out_w))
+    flat = src.ap(pattern=[[nj * c, top], [1, nj * c]])
+    if c == 1:  # src_w - s0, exact in float32 (values below 2**24), cast to uint32
+        nisa.tensor_scalar(index, flat, op0=nl.subtract, operand0=s0)
+        return index
+    nisa.tensor_scalar(src, src, op0=nl.subtract, operand0=s0, op1=nl.multiply, operand1=c)  # first element
     nisa.iota(pos, pattern=[[0, nj], [1, c]], offset=0, channel_multiplier=0)  # plus the channel
     nisa.tensor_tensor(index, flat, pos.ap(pattern=[[nj * c, top], [1, nj * c]]), op=nl.add)
     return index
