@@ -22,7 +22,7 @@ from .errors import InvalidValueError, ResizeKernelsError
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
 #: The parser's choices, written out so that building it imports no numpy (tests/test_cli.py keeps them equal to
 #: kernels.FORWARD_KERNELS, kernels.GRAD_KERNELS and machine.cost.TARGETS).
-KERNELS = ("auto", "batched", "exact", "public", "rowreuse", "rows", "seed", "strided", "twopass")
+KERNELS = ("auto", "batched", "exact", "public", "rowreuse", "rows", "seed", "sourcerows", "strided", "twopass")
 GRAD_KERNEL_NAMES = ("general",)
 TARGETS = ("trn1", "trn2")
 #: Set to 1 to see the traceback of an error instead of its one-line message.

@@ -12,7 +12,7 @@ from .exact import resize_nearest_exact_kernel
 from .grad import resize_nearest_grad_kernel
 from .resize import resize_nearest_fixed_dma_kernel
 from .rowreuse import resize_nearest_row_reuse_kernel
-from .rows import resize_nearest_rows_kernel
+from .rows import resize_nearest_rows_kernel, resize_nearest_source_rows_kernel
 from .strided import resize_nearest_strided_kernel
 from .twopass import resize_nearest_two_pass_kernel
 
@@ -23,7 +23,7 @@ FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_
                    "public": vision.resize_nearest_fixed_dma_kernel, "auto": resize_nearest_auto_kernel,
                    "strided": resize_nearest_strided_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
                    "batched": resize_nearest_batched_kernel, "twopass": resize_nearest_two_pass_kernel,
-                   "rows": resize_nearest_rows_kernel}
+                   "rows": resize_nearest_rows_kernel, "sourcerows": resize_nearest_source_rows_kernel}
 #: The variant used when none is named: exact for every accepted shape, and the cheapest exact one for it.
 DEFAULT_FORWARD = "auto"
 
@@ -35,5 +35,5 @@ DEFAULT_GRAD = "general"
 __all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "GRAD_KERNELS", "DEFAULT_GRAD", "forward_kernel_for",
            "resize_nearest_auto_kernel", "resize_nearest_batched_kernel", "resize_nearest_exact_kernel",
            "resize_nearest_fixed_dma_kernel", "resize_nearest_grad_kernel", "resize_nearest_row_reuse_kernel",
-           "resize_nearest_rows_kernel",
+           "resize_nearest_rows_kernel", "resize_nearest_source_rows_kernel",
            "resize_nearest_strided_kernel", "resize_nearest_two_pass_kernel"]

@@ -15,11 +15,13 @@ from ..nki.tracer import suspended, trace
 from .batched import batched_dma_count, resize_nearest_batched_kernel
 from .plan import plan_resize
 from .rowreuse import ROW_REUSE_MAX_DMAS, resize_nearest_row_reuse_kernel, row_reuse_dma_count
-from .rows import resize_nearest_rows_kernel, rows_instruction_count
+from .rows import (resize_nearest_rows_kernel, resize_nearest_source_rows_kernel, rows_instruction_count,
+                   source_rows_instruction_count)
 from .strided import resize_nearest_strided_kernel
 from .twopass import resize_nearest_two_pass_kernel
 
-_KERNELS = {"rows": resize_nearest_rows_kernel, "strided": resize_nearest_strided_kernel,
+_KERNELS = {"rows": resize_nearest_rows_kernel, "sourcerows": resize_nearest_source_rows_kernel,
+            "strided": resize_nearest_strided_kernel,
             "batched": resize_nearest_batched_kernel, "rowreuse": resize_nearest_row_reuse_kernel,
             "twopass": resize_nearest_two_pass_kernel}
 #: The instructions one candidate may trace in dispatch (tracing and costing take about 40 us each); a candidate
@@ -43,8 +45,8 @@ def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
 
     The candidate with the lowest modelled time (trn1 cost model), among those
     whose traced size fits DISPATCH_BUDGET: "rows" (whole output rows on
-    partitions), "strided" (integer ratios), "batched", "rowreuse" and
-    "twopass". Below SMALL_OUTPUT_BYTES of output, or when no candidate fits the
+    partitions), "sourcerows" (source rows on partitions, narrow pixels),
+    "strided" (integer ratios), "batched", "rowreuse" and "twopass". Below SMALL_OUTPUT_BYTES of output, or when no candidate fits the
     budget, "rows" without comparing, unless its Program would pass
     ROWS_MAX_INSTRUCTIONS ("twopass" then). All are exact for every shape they
     accept. ``candidate_times`` gives the times compared.
@@ -76,7 +78,8 @@ def _times(in_shape: tuple, out_shape: tuple, itemsize: int) -> tuple:
     if out_bytes < SMALL_OUTPUT_BYTES:
         return ()
     plan = plan_resize(in_shape, out_shape)
-    counts = {"rows": rows_instruction_count(plan, itemsize), "strided": 0 if plan.integer_ratios else None,
+    counts = {"rows": rows_instruction_count(plan, itemsize), "sourcerows": source_rows_instruction_count(plan, itemsize),
+              "strided": 0 if plan.integer_ratios else None,
               "batched": batched_dma_count(plan, itemsize),
               "rowreuse": row_reuse_dma_count(plan, itemsize, limit=min(ROW_REUSE_MAX_DMAS, DISPATCH_BUDGET)),
               "twopass": 0}

@@ -19,6 +19,7 @@ import functools
 from dataclasses import dataclass
 
 from .. import contract, semantics
+from ..errors import InvalidValueError
 from ..machine.cost import PARTITIONS_PER_DMA_ENGINE, TARGETS  # SBUF partitions one DMA engine serves (D1)
 from ..nki import isa as nisa
 from ..nki import language as nl
@@ -150,6 +151,103 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
                 move(p, k_rows, lambda r, q0, tile, t0=t0, p=p: tile[q0:q0 + p, t0 + r:t0 + r + 1],
                      [b * in_h] * k_rows, b * out_h + t0 * rows, rows, placements)
     return out_tensor
+
+
+def resize_nearest_source_rows_kernel(data_tensor, out_shape):
+    """Nearest-neighbour resize with source rows on partitions: each loaded once, its output rows written by stores.
+
+    Layouts, dtypes and constraints: those of ``resize_nearest_rows_kernel``, and
+    narrow pixels (under WIDE_PIXEL_BYTES) whose column chunks read the span of
+    their source columns (else InvalidValueError: the rows kernel applies).
+    Where rows puts output rows on partitions (a gather of each one's source row,
+    its descriptors written by GpSimd, and the columns repeated once per output
+    row), this puts the map's runs of equal source row on partitions, up to 128
+    per tile: the height's runs, cut into groups with one source step, one output
+    step and one repeat (``plan.column_groups`` on rows), are each one direct
+    load (no index tile, no descriptors to write) and one store whose SBUF side
+    repeats the partition with a step-0 pair. Columns are repeated on chip once
+    per source row, as rows does it (copies per column group, or nc_n_gather).
+    An upsample of the height (RGB images, masks, tall outputs) repeats fewer rows.
+    """
+    name = "resize_nearest_source_rows_kernel"
+    in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
+    plan = plan_resize(in_shape, out_shape)
+    in_b, in_h, in_w, in_c = in_shape
+    out_b, out_h, out_w, _ = out_shape
+    dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
+    cc, wide, chunks, _ = _column_plan(plan, item)
+    if wide or not all(chunk.spanned for chunk in chunks):
+        raise InvalidValueError(f"{name} requires pixels under {WIDE_PIXEL_BYTES} B whose output columns read the "
+                                f"span of their source columns, got {in_shape} -> {out_shape} {dtype}; use "
+                                f"kernel='rows'")
+    out_tensor = nl.ndarray(out_shape, dtype=dtype, buffer=nl.shared_hbm, name="out_tensor")
+    data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
+    row_in, row_out = in_w * in_c, out_w * in_c
+    tiles = _source_row_tiles(plan)
+    top = max(p for p, _ in tiles)
+    column_index = {k: _column_index(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c, top)
+                    for k, chunk in enumerate(chunks) if chunk.groups is None}
+    for b in nl.affine_range(in_b):
+        for t in nl.affine_range(len(tiles)):
+            p, groups = tiles[t]
+            for k in nl.affine_range(len(chunks)):
+                chunk = chunks[k]
+                s0 = chunk.runs[0].src
+                ns = chunk.runs[-1].src - s0 + 1
+                for c0 in nl.affine_range(0, in_c, cc):
+                    c = min(cc, in_c - c0)
+                    sources = nl.ndarray((p, 1, ns, c), dtype=dtype, name="row_sources")
+                    for q, step, g in groups:
+                        # load: [src_step * row_in, count] the group's source rows; [in_c, ns] the span's columns
+                        # from s0; [1, c] channels. SBUF: partitions q, q + step, ..
+                        nisa.dma_copy(dst=sources.ap(pattern=[[step * ns * c, g.count], [c, ns], [1, c]],
+                                                     offset=q * ns * c),
+                                      src=data_rows.ap(pattern=[[g.src_step * row_in, g.count], [in_c, ns], [1, c]],
+                                                       offset=(b * in_h + g.src0) * row_in + s0 * in_c + c0))
+                    if chunk.shrink and chunk.contiguous:  # the sources are the output columns
+                        expanded = sources
+                    else:
+                        expanded = _expand_columns(sources, 0, p, 1, ns, chunk, c, chunk.groups,
+                                                   lambda src, s0=s0: src - s0, column_index.get(k), 0)
+                    nj, j0 = chunk.nj, chunk.j0
+                    cols = [[in_c, nj], [1, c]] if c < in_c else [[1, nj * c]]
+                    sbuf_cols = [[c, nj], [1, c]] if c < in_c else [[1, nj * c]]
+                    for q, step, g in groups:
+                        # store: partitions q, q + step, .. ([0, repeat]: each repeat times) -> output rows
+                        # out0 + j * out_step + r ([row_out, repeat]); the chunk's columns and channels
+                        src, dst = broadcast_pairs([[step * nj * c, g.count], [0, g.repeat], *sbuf_cols],
+                                                   [[g.out_step * row_out, g.count], [row_out, g.repeat], *cols])
+                        nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=(b * out_h + g.out0) * row_out
+                                                        + j0 * in_c + c0),
+                                      src=expanded.ap(pattern=src, offset=q * nj * c))
+    return out_tensor
+
+
+def _source_row_tiles(plan) -> list:
+    """The height's runs in tiles of up to 128 (one per partition): [(partitions, [(first partition, partition
+    step, row group)])], a row group being a ColumnGroup of rows (its runs at partitions q, q + step, ..)."""
+    runs, pmax = plan.h.runs, nl.tile_size.pmax
+    tiles = []
+    for i in range(0, len(runs), pmax):
+        tile = runs[i:i + pmax]
+        where = {r.first: n for n, r in enumerate(tile)}
+        groups = [(where[g.out0], where[g.out0 + g.out_step] - where[g.out0] if g.count > 1 else 1, g)
+                  for g in column_groups(tile)]
+        tiles.append((len(tile), groups))
+    return tiles
+
+
+def source_rows_instruction_count(plan, item: int) -> int | None:
+    """The instructions the source-rows kernel traces for ``plan`` and an itemsize, or None where it does not apply."""
+    in_c = plan.in_shape[3]
+    cc, wide, chunks, _ = _column_plan(plan, item)
+    if wide or not all(chunk.spanned for chunk in chunks):
+        return None
+    tiles = _source_row_tiles(plan)
+    per_batch = sum(2 * len(groups) for _, groups in tiles) * len(chunks)
+    copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None else len(chunk.groups)
+                 for chunk in chunks) * len(tiles)
+    return 8 * len(chunks) + plan.in_shape[0] * (per_batch + copies) * -(-in_c // cc)
 
 
 @dataclass(frozen=True)
@@ -357,7 +455,16 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
             nisa.dma_copy(dst=out_tensor.ap(pattern=d_pairs, offset=out_row * row_out + g.out0 * in_c + c0),
                           src=sources.ap(pattern=s_pairs, offset=base + at(g.src0) * c))
         return None
-    expanded = nl.ndarray((q0 + p, k_rows, nj, c), dtype=dtype, name="row_out")
+    expanded = _expand_columns(sources, q0, p, k_rows, ns, chunk, c, groups, at, column_index, base)
+    return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
+
+
+def _expand_columns(sources, q0, p, k_rows, ns, chunk, c, groups, at, column_index, base):
+    """A (q0 + p, k_rows, nj, c) tile of the chunk's output columns made on chip from ``sources`` (rows of ns source
+    columns, column ``src`` at ``at(src)``, partitions from q0 at element ``base``): one nc_n_gather per row with
+    the chunk's ``column_index``, else a tensor_copy per column group."""
+    nj, j0 = chunk.nj, chunk.j0
+    expanded = nl.ndarray((q0 + p, k_rows, nj, c), dtype=sources.dtype, name="row_out")
     if column_index is not None:  # one in-partition gather per row: output element e reads source element index[e]
         for k in range(k_rows):
             # dst: row k of partitions q0.., its nj * c elements; data: the row's span of ns * c source elements
@@ -366,8 +473,8 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
                              data=sources.ap(pattern=[[k_rows * ns * c, p], [1, ns * c]],
                                              offset=(q0 * k_rows + k) * ns * c),
                              indices=column_index[q0:q0 + p, 0:nj * c])
-        return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
-    for n, g in enumerate(groups):  # narrow pixels: repeat columns on chip, then store whole row chunks
+        return expanded
+    for n, g in enumerate(groups):  # narrow pixels: repeat columns on chip
         src_step = at(g.src0 + g.src_step) - at(g.src0) if g.count > 1 else 0
         s_pairs, d_pairs = broadcast_pairs(
             [[k_rows * ns * c, p], [ns * c, k_rows], [src_step * c, g.count], [0, g.repeat], [1, c]],  # sources
@@ -376,7 +483,7 @@ def _move_chunk(data_rows, out_tensor, q0, p, k_rows, indexes, base_rows, out_ro
         nisa.tensor_copy(dst=expanded.ap(pattern=d_pairs, offset=(q0 * k_rows * nj + g.out0 - j0) * c),
                          src=sources.ap(pattern=s_pairs, offset=base + at(g.src0) * c),
                          engine=nisa.gpsimd_engine if n % 2 else nisa.vector_engine)
-    return _store_rows(out_tensor, expanded, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
+    return expanded
 
 
 def _store_rows(out_tensor, tile, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out):
