@@ -175,7 +175,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, _ = out_shape
     dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
-    cc, wide, chunks, _ = _column_plan(plan, item)
+    cc, wide, chunks, _ = _column_plan(plan, item, _source_row_chunks(plan))
     if wide or not all(chunk.spanned for chunk in chunks):
         raise InvalidValueError(f"{name} requires pixels under {WIDE_PIXEL_BYTES} B whose output columns read the "
                                 f"span of their source columns, got {in_shape} -> {out_shape} {dtype}; use "
@@ -223,6 +223,13 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
     return out_tensor
 
 
+def _source_row_chunks(plan) -> int:
+    """Column chunks the source-rows kernel cuts rows into at least: enough for MIN_BLOCKS pieces of work (tiles
+    of runs x chunks) over all batches, so that loads, copies and stores of successive pieces overlap."""
+    tiles = plan.in_shape[0] * -(-len(plan.h.runs) // nl.tile_size.pmax)
+    return -(-MIN_BLOCKS // tiles)
+
+
 def _source_row_tiles(plan) -> list:
     """The height's runs in tiles of up to 128 (one per partition): [(partitions, [(first partition, partition
     step, row group)])], a row group being a ColumnGroup of rows (its runs at partitions q, q + step, ..)."""
@@ -240,7 +247,7 @@ def _source_row_tiles(plan) -> list:
 def source_rows_instruction_count(plan, item: int) -> int | None:
     """The instructions the source-rows kernel traces for ``plan`` and an itemsize, or None where it does not apply."""
     in_c = plan.in_shape[3]
-    cc, wide, chunks, _ = _column_plan(plan, item)
+    cc, wide, chunks, _ = _column_plan(plan, item, _source_row_chunks(plan))
     if wide or not all(chunk.spanned for chunk in chunks):
         return None
     tiles = _source_row_tiles(plan)
@@ -276,13 +283,14 @@ class ColumnChunk:
 
 
 @functools.lru_cache(maxsize=64)
-def _column_plan(plan, item: int):
-    """(channels per chunk, wide pixels?, column chunks, output rows per partition)."""
+def _column_plan(plan, item: int, min_chunks: int = 1):
+    """(channels per chunk, wide pixels?, column chunks, output rows per partition); at least ``min_chunks`` chunks
+    where the width has columns enough."""
     in_c = plan.in_shape[3]
     cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
     wide = cc * item >= WIDE_PIXEL_BYTES
     budget = WIDE_TILE_BYTES if wide else TILE_BYTES  # wide pixels need no output tile: a larger source tile
-    cols = max(1, budget // (cc * item))  # output columns per chunk at most
+    cols = max(1, min(budget // (cc * item), -(-plan.w.out_size // min_chunks)))  # output columns per chunk at most
     cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
     out_w, runs = plan.w.out_size, plan.w.runs
     chunks, index_bytes = [], 0  # the column index tiles of the chunks that gather their columns: live throughout
