@@ -67,6 +67,8 @@ def test_periodic_maps_take_a_few_groups_not_one_per_column(in_size, out_size, m
     ((2, 3, 1, 9000), (5, 1)),  # pixels wider than a tile: channel chunks
     ((40, 2, 3, 1), (3, 5)),  # many small batches per tile
     ((3, 1000, 3, 1), (2, 2)),  # a deep downsample
+    ((4, 100, 9, 2), (70, 7)),  # batches packed into balanced tiles of flat rows (280 rows: 3 x 94)
+    ((3, 40, 5, 1), (301, 4)),  # flat tiles across batch boundaries, several rows per partition
 ])
 def test_equals_the_reference_bit_for_bit(in_shape, out_hw, dtype, rng):
     check(random_data(rng, in_shape, dtype), out_hw)  # random bits: NaN payloads, -0.0 and subnormals among them
@@ -102,6 +104,12 @@ def test_transfers_span_all_partitions_and_tiles_stay_in_budget():
     dmas = program.dmas()
     assert all(d.dst.shape[0] == 128 for d in dmas)  # every DMA on all 16 DMA engines
     assert program.sbuf_high_water <= 4 * TILE_BYTES + 4096  # source and output tiles, double-buffered
+
+
+def test_batches_pack_into_balanced_tiles():
+    program = rk.trace_resize((4, 100, 100, 128), (70, 70), "float16", kernel="rows")  # 280 output rows
+    stores = [d for d in program.dmas() if not d.dst.is_sbuf]
+    assert sorted(d.src.shape[0] for d in stores) == [92, 94, 94]  # not 8 tiles of 35 rows
 
 
 def test_few_rows_rotate_over_partition_ranges():

@@ -129,9 +129,33 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
             p = min(batches, out_b - b0) * out_h
             move(p, k_rows, lambda r, q0, tile, p=p: tile[q0:q0 + p, 0:1],
                  [(b0 + r * batches) * in_h for r in range(k_rows)], b0 * out_h, p, placements)
+    elif out_b * out_h <= FLAT_ROWS_MAX and out_b * in_h < semantics.MAX_DIM:
+        # tiles of flat output rows (batch * out_h + row: the batches packed), balanced, two at least so that they
+        # take both halves of the DMA engines; tile t's indices are column t of an index tile, one per placement
+        # (partition q0 + i: flat row t * rows + i, whose source row is batch * in_h + src_h(row))
+        total = out_b * out_h
+        tiles = -(-total // pmax) if total >= pmax else 2
+        rows = -(-total // tiles)
+        tiles = -(-total // rows)
+        stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
+        full = total // rows
+        k_max = _rows_per_block(fit, full)
+        blocks = [(t, min(k_max, full - t) if t < full else 1) for t in _starts(tiles, 1, k_max, full)]
+        placements = []
+        for q0 in list(range(0, pmax - rows + 1, stride))[:len(blocks) * moves_per_tile]:
+            pos = nl.ndarray((q0 + rows, tiles), dtype=nl.int32, name="out_row")
+            nisa.iota(pos, pattern=[[rows, tiles]], offset=-q0, channel_multiplier=1)  # below q0: unused
+            placements.append((q0, _flat_source_rows(pos, plan)))
+        index_columns(placements[-1][0] + rows)
+        for n in nl.affine_range(len(blocks)):
+            t0, k_rows = blocks[n]
+            p = min(rows, total - t0 * rows)
+            move(p, k_rows, lambda r, q0, tile, t0=t0, p=p: tile[q0:q0 + p, t0 + r:t0 + r + 1],
+                 [0] * k_rows, t0 * rows, rows, placements)
     else:
-        # tiles of rows rows of a batch (two halves on the two halves of the DMA engines when out_h < 128); tile t's
-        # indices are column t of an index tile, one per placement (partition q0 + i: row t * rows + i)
+        # (more rows than float32 divides exactly) tiles of rows rows of a batch (two halves on the two halves of
+        # the DMA engines when out_h < 128); tile t's indices are column t of an index tile, one per placement
+        # (partition q0 + i: row t * rows + i)
         rows = pmax if out_h >= pmax else -(-out_h // 2)
         tiles = -(-out_h // rows)
         stride = -(-rows // PARTITIONS_PER_DMA_ENGINE) * PARTITIONS_PER_DMA_ENGINE
@@ -151,6 +175,27 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
                 move(p, k_rows, lambda r, q0, tile, t0=t0, p=p: tile[q0:q0 + p, t0 + r:t0 + r + 1],
                      [b * in_h] * k_rows, b * out_h + t0 * rows, rows, placements)
     return out_tensor
+
+
+#: Flat output rows (batches x out_h) up to which the rows kernel packs batches into its tiles: the batch of a
+#: flat row f, floor(f / out_h + 0.5 / out_h) in float32, is exact while f + out_h < 2**24 / 6.
+FLAT_ROWS_MAX = 1 << 20
+
+
+def _flat_source_rows(pos, plan):
+    """The source row batch * in_h + src_h(row) of each flat output row f = batch * out_h + row in an int32 tile."""
+    in_h, out_h, out_b = plan.h.in_size, plan.h.out_size, plan.out_shape[0]
+    if out_b == 1:
+        return scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")
+    batch = nl.ndarray(pos.shape, dtype=nl.int32, name="out_batch")
+    nisa.activation(batch, "floor", pos, scale=1.0 / out_h, bias=0.5 / out_h)  # the half step keeps it exact
+    row = nl.ndarray(pos.shape, dtype=nl.int32, name="out_row_in_batch")
+    nisa.tensor_scalar(row, batch, op0=nl.multiply, operand0=out_h)
+    nisa.tensor_tensor(row, pos, row, op=nl.subtract)  # f - batch * out_h
+    src = scaled_floor(row, plan.h.scale, in_h - 1, "src_h")
+    nisa.tensor_scalar(batch, batch, op0=nl.multiply, operand0=in_h)
+    nisa.tensor_tensor(src, src, batch, op=nl.add)  # batch * in_h + src_h(row)
+    return src
 
 
 def resize_nearest_source_rows_kernel(data_tensor, out_shape):
