@@ -40,7 +40,7 @@ def test_channels_beyond_a_chunk_are_cut(rng):
 
 def test_auto_never_takes_rowreuse_past_its_dma_budget():
     assert "rowreuse" not in candidate_times((1, 1000, 1000, 3), (1, 1501, 1501, 3), 4)  # repeats 2, 1, 2: 190k stores
-    assert forward_kernel_for((1, 1000, 1000, 3), (1, 1501, 1501, 3)) == "rows"
+    assert forward_kernel_for((1, 1000, 1000, 3), (1, 1501, 1501, 3)) in ("rows", "sourcerows")
 
 
 # The default's tracing budget: for every accepted shape up to 16384 x 16384 outputs, at most this many instructions

@@ -229,12 +229,12 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
     data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
     row_in, row_out = in_w * in_c, out_w * in_c
     tiles = _source_row_tiles(plan)
-    top = max(p for p, _ in tiles)
+    top = max(p for p, _, _ in tiles)
     column_index = {k: _column_index(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c, top)
                     for k, chunk in enumerate(chunks) if chunk.groups is None}
     for b in nl.affine_range(in_b):
         for t in nl.affine_range(len(tiles)):
-            p, groups = tiles[t]
+            p, groups, loads = tiles[t]
             for k in nl.affine_range(len(chunks)):
                 chunk = chunks[k]
                 s0 = chunk.runs[0].src
@@ -242,13 +242,13 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
                 for c0 in nl.affine_range(0, in_c, cc):
                     c = min(cc, in_c - c0)
                     sources = nl.ndarray((p, 1, ns, c), dtype=dtype, name="row_sources")
-                    for q, step, g in groups:
-                        # load: [src_step * row_in, count] the group's source rows; [in_c, ns] the span's columns
-                        # from s0; [1, c] channels. SBUF: partitions q, q + step, ..
-                        nisa.dma_copy(dst=sources.ap(pattern=[[step * ns * c, g.count], [c, ns], [1, c]],
-                                                     offset=q * ns * c),
-                                      src=data_rows.ap(pattern=[[g.src_step * row_in, g.count], [in_c, ns], [1, c]],
-                                                       offset=(b * in_h + g.src0) * row_in + s0 * in_c + c0))
+                    for q, count, src0, src_step in loads:
+                        # load: [src_step * row_in, count] source rows in arithmetic progression (consecutive ones
+                        # for an upsample); [in_c, ns] the span's columns from s0; [1, c] channels. SBUF: partitions
+                        # q .. q + count - 1
+                        nisa.dma_copy(dst=sources.ap(pattern=[[ns * c, count], [c, ns], [1, c]], offset=q * ns * c),
+                                      src=data_rows.ap(pattern=[[src_step * row_in, count], [in_c, ns], [1, c]],
+                                                       offset=(b * in_h + src0) * row_in + s0 * in_c + c0))
                     if chunk.shrink and chunk.contiguous:  # the sources are the output columns
                         expanded = sources
                     else:
@@ -276,16 +276,26 @@ def _source_row_chunks(plan) -> int:
 
 
 def _source_row_tiles(plan) -> list:
-    """The height's runs in tiles of up to 128 (one per partition): [(partitions, [(first partition, partition
-    step, row group)])], a row group being a ColumnGroup of rows (its runs at partitions q, q + step, ..)."""
+    """The height's runs in tiles of up to 128 (one per partition): [(partitions, stores, loads)]. A store is
+    (first partition, partition step, row group), a row group being a ColumnGroup of rows (its runs at
+    partitions q, q + step, ..); a load is (first partition, partitions, first source row, source row step):
+    the tile's source rows cut into arithmetic progressions (one for an upsample, whose rows are consecutive)."""
     runs, pmax = plan.h.runs, nl.tile_size.pmax
+    size = -(-len(runs) // -(-len(runs) // pmax))  # balanced: no short last tile on few DMA engines
     tiles = []
-    for i in range(0, len(runs), pmax):
-        tile = runs[i:i + pmax]
+    for i in range(0, len(runs), size):
+        tile = runs[i:i + size]
         where = {r.first: n for n, r in enumerate(tile)}
-        groups = [(where[g.out0], where[g.out0 + g.out_step] - where[g.out0] if g.count > 1 else 1, g)
+        stores = [(where[g.out0], where[g.out0 + g.out_step] - where[g.out0] if g.count > 1 else 1, g)
                   for g in column_groups(tile)]
-        tiles.append((len(tile), groups))
+        loads = []
+        for n, r in enumerate(tile):
+            if loads and (loads[-1][1] == 1 or r.src - tile[n - 1].src == loads[-1][3]):
+                q, count, src0, _ = loads[-1]
+                loads[-1] = (q, count + 1, src0, r.src - tile[n - 1].src)
+            else:
+                loads.append((n, 1, r.src, 1))
+        tiles.append((len(tile), stores, loads))
     return tiles
 
 
@@ -296,7 +306,7 @@ def source_rows_instruction_count(plan, item: int) -> int | None:
     if wide or not all(chunk.spanned for chunk in chunks):
         return None
     tiles = _source_row_tiles(plan)
-    per_batch = sum(2 * len(groups) for _, groups in tiles) * len(chunks)
+    per_batch = sum(len(stores) + len(loads) for _, stores, loads in tiles) * len(chunks)
     copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None else len(chunk.groups)
                  for chunk in chunks) * len(tiles)
     return 8 * len(chunks) + plan.in_shape[0] * (per_batch + copies) * -(-in_c // cc)

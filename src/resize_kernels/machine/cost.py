@@ -234,13 +234,17 @@ class DmaShape:
     descriptors: int
     nbytes: int
     first_partition: int = 0  # of the SBUF side (D1: which DMA engines serve it); -1 for HBM to HBM
+    partition_step: int = 1  # between the SBUF side's partitions (its first pair's step, in partitions)
 
 
-def _first_partition(dma: DmaCopy) -> int:
+def _partitions(dma: DmaCopy) -> tuple[int, int]:
+    """(first partition, step between partitions) of the DMA's SBUF side; (-1, 1) without one."""
     for ap in (dma.dst, dma.src):
         if ap.is_sbuf:
-            return ap.offset // ap.tensor.free_size
-    return -1  # no SBUF side
+            free = ap.tensor.free_size
+            step, num = ap.pattern[0]
+            return ap.offset // free, (step // free if num > 1 else 1) or 1
+    return -1, 1  # no SBUF side
 
 
 def dma_shape(dma: DmaCopy) -> DmaShape:
@@ -250,7 +254,7 @@ def dma_shape(dma: DmaCopy) -> DmaShape:
     run = min(_contiguous_run(dma.src), _contiguous_run(dma.dst))
     per_row = size // rows
     return DmaShape(rows, per_row, per_row * itemsize, run * itemsize, size // run, size * itemsize,
-                    _first_partition(dma))
+                    *_partitions(dma))
 
 
 def dma_packets(shape: DmaShape, params: CostParams) -> list[tuple[int, float]]:
@@ -259,6 +263,11 @@ def dma_packets(shape: DmaShape, params: CostParams) -> list[tuple[int, float]]:
         n = min(params.dma_engines, -(-shape.partitions // PARTITIONS_PER_DMA_ENGINE))
         busy_ns = (shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps) / n
         return [(e, busy_ns / 1e3) for e in range(n)]
+    whole = shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps
+    if shape.partition_step > 1:  # every step-th partition: each engine serves those of its 8 (D1)
+        engines = collections.Counter(((shape.first_partition + i * shape.partition_step) // PARTITIONS_PER_DMA_ENGINE)
+                                      % params.dma_engines for i in range(shape.partitions))
+        return [(e, n / shape.partitions * whole / 1e3) for e, n in engines.items()]
     packets = []
     p, end = shape.first_partition, shape.first_partition + shape.partitions
     while p < end:
