@@ -66,6 +66,11 @@ class AxisPlan:
     @functools.cached_property
     def runs(self) -> list[RowRun]:
         """The map as runs of equal source index, in output order (the map is non-decreasing)."""
+        if self.out_size <= 64:  # a short map: Python is quicker than numpy's calls
+            src, starts = self.src.tolist(), [0]
+            starts += [d for d in range(1, len(src)) if src[d] != src[d - 1]]
+            runs = zip(starts, [src[s] for s in starts], [b - a for a, b in zip(starts, starts[1:] + [len(src)])])
+            return list(map(tuple.__new__, itertools.repeat(RowRun), runs))
         starts = np.flatnonzero(np.diff(self.src, prepend=-1))
         repeats = np.diff(starts, append=len(self.src))
         runs = zip(starts.tolist(), self.src[starts].tolist(), repeats.tolist())

@@ -286,8 +286,13 @@ def affine_range(*args):
     iteration i's tiles to be free, as NKI's allocator gives them; they are freed when the loop ends."""
     tracer = current()
     base = tracer.mark()
+    iterations = range(*args)
+    if len(iterations) == 1:  # nothing to rotate: the one iteration's tiles from the loop's base, as in any loop
+        yield iterations[0]
+        tracer.release(base)
+        return
     spans = (0, 0)  # bytes one iteration allocates, per allocator (SBUF, PSUM)
-    for n, i in enumerate(range(*args)):
+    for n, i in enumerate(iterations):
         starts = tracer.rotate(base, n, spans, ROTATING_BUFFERS)
         outer = tracer.peaks(reset=starts)  # measure this iteration's peak, inner loops' tiles included
         try:
