@@ -44,9 +44,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     Constraints: the resize contract (in_b == out_b, in_c == out_c, sizes below
     2**24, fewer than 2**31 elements per tensor).
     Tiling: partitions are output rows: whole batches per tile when out_h <= 64
-    (their source rows from one index tile built once), else up to 128 rows of
-    one batch (two halves when out_h < 128; tile t's source rows in column t of
-    an index tile built once). A tile of few rows takes, move by move, other
+    (their source rows from one index tile built once), else balanced tiles of
+    up to 128 flat rows (batch * out_h + row, so batches share tiles; two at
+    least; tile t's source rows in column t of an index tile built once). A tile of few rows takes, move by move, other
     partition ranges (8-aligned: other DMA engines), its indices copied there
     by DMA. A tile holds up to TILE_BYTES per partition (WIDE_TILE_BYTES for wide
     pixels, whose one source tile needs no output tile beside it): several
@@ -206,13 +206,16 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
     their source columns (else InvalidValueError: the rows kernel applies).
     Where rows puts output rows on partitions (a gather of each one's source row,
     its descriptors written by GpSimd, and the columns repeated once per output
-    row), this puts the map's runs of equal source row on partitions, up to 128
-    per tile: the height's runs, cut into groups with one source step, one output
-    step and one repeat (``plan.column_groups`` on rows), are each one direct
-    load (no index tile, no descriptors to write) and one store whose SBUF side
-    repeats the partition with a step-0 pair. Columns are repeated on chip once
-    per source row, as rows does it (copies per column group, or nc_n_gather).
-    An upsample of the height (RGB images, masks, tall outputs) repeats fewer rows.
+    row), this puts the map's runs of equal source row on partitions, in balanced
+    tiles of up to 128: a tile's source rows come in direct loads of arithmetic
+    progressions of rows (one for an upsample, whose rows are consecutive; no index
+    tile, no descriptors to write), and its runs, cut into groups with one source
+    step, one output step and one repeat (``plan.column_groups`` on rows), go out
+    in one store per group whose SBUF side repeats the partition with a step-0
+    pair. Columns are repeated on chip once per source row, as rows does it
+    (copies per column group, or nc_n_gather), in at least MIN_BLOCKS pieces
+    (tiles x column chunks) so that loads, copies and stores overlap. An upsample
+    of the height (RGB images, masks, tall outputs) repeats fewer rows.
     """
     name = "resize_nearest_source_rows_kernel"
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
@@ -316,8 +319,8 @@ def source_rows_instruction_count(plan, item: int) -> int | None:
 class ColumnChunk:
     """Output columns j0 .. j0 + nj - 1 of a row: their runs of equal source column, and how they move.
 
-    ``groups`` is None where the columns repeat by one nc_n_gather per row (narrow whole pixels, more than
-    GATHER_MIN_GROUPS column groups, a gathered span); ``spanned``: one gather of the span of source columns.
+    ``groups`` is None where the columns repeat by one nc_n_gather per row (narrow whole pixels, more column
+    groups than ``_most_copies`` allows, a gathered span); ``spanned``: one read of the span of source columns.
     """
 
     j0: int
