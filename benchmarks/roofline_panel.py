@@ -36,7 +36,7 @@ PANEL = [
     ("RGB image", (1, 256, 256, 3), (1, 511, 383, 3), "uint8"),
     ("RGBA images", (4, 224, 224, 4), (4, 448, 336, 4), "uint8"),
 ]
-CANDIDATES = ("rows", "rowreuse", "batched", "strided", "twopass", "exact")
+CANDIDATES = ("rows", "sourcerows", "rowreuse", "batched", "strided", "twopass", "exact")
 
 
 def floor_us(target: str) -> float:

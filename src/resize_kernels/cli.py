@@ -23,7 +23,7 @@ SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
 #: The parser's choices, written out so that building it imports no numpy (tests/test_cli.py keeps them equal to
 #: kernels.FORWARD_KERNELS, kernels.GRAD_KERNELS and machine.cost.TARGETS).
 KERNELS = ("auto", "batched", "exact", "public", "rowreuse", "rows", "seed", "sourcerows", "strided", "twopass")
-GRAD_KERNEL_NAMES = ("general",)
+GRAD_KERNEL_NAMES = ("auto", "general", "rows")
 TARGETS = ("trn1", "trn2")
 #: Set to 1 to see the traceback of an error instead of its one-line message.
 DEBUG_ENV = "RESIZE_KERNELS_DEBUG"
@@ -311,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "the kernel does not take the shape.")
     ver.add_argument("--in", dest="in_shape", type=_shape, metavar="NxHxWxC", help="input shape")
     ver.add_argument("--out", dest="out_shape", type=_shape, metavar="NxHxWxC", help="output shape")
-    ver.add_argument("--kernel", choices=KERNELS + GRAD_KERNEL_NAMES, default=None,
+    ver.add_argument("--kernel", choices=sorted(set(KERNELS + GRAD_KERNEL_NAMES)), default=None,
                      help="kernel variant (default: the default kernel, also with --sweep; with --grad, the "
                           "default gradient kernel)")
     ver.add_argument("--grad", action="store_true",

@@ -11,6 +11,7 @@ from resize_kernels.compiler.hlo import parse_hlo_module
 from resize_kernels.compiler.registry import InternalKernelConfig, _get_resize_args, registry, with_forward_kernel
 from resize_kernels.kernels import (
     DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_auto_kernel, resize_nearest_fixed_dma_kernel,
+    resize_nearest_grad_auto_kernel,
     resize_nearest_grad_kernel,
 )
 
@@ -54,7 +55,7 @@ def test_the_registry_binds_each_kernel_function_operand_count_and_builder():
     assert forward.kernel_func is resize_nearest_auto_kernel
     assert forward.operand_count == 1
     assert forward.additional_args_builder is _get_resize_args
-    assert grad.kernel_func is resize_nearest_grad_kernel
+    assert grad.kernel_func is resize_nearest_grad_auto_kernel
     assert grad.operand_count == 1
     assert grad.additional_args_builder is reg._get_resize_grad_args
     assert built is not registry and built == registry  # a fresh dict, equal to the module's registry

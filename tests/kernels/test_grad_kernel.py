@@ -117,7 +117,7 @@ def test_sbuf_capacity_holds_for_many_channels():
 
 
 def test_sd2_program_shape():
-    program = api.trace_resize_grad((10, 59, 38, 1280), (30, 20))
+    program = api.trace_resize_grad((10, 59, 38, 1280), (30, 20), kernel="general")
     counts = program.counts()
     assert counts["dma_copy_add"] == 10 * 20  # 20 tiles of 3 dy rows (the last has 2), each batch
     assert counts["iota"] == 1 and counts["memset"] == 1  # index work shared by batches; one zero tile
@@ -125,14 +125,14 @@ def test_sd2_program_shape():
 
 
 def test_float32_accumulates_in_dx_and_half_types_cast_once():
-    f32 = api.trace_resize_grad((1, 4, 4, 2), (2, 2), "float32")
-    bf16 = api.trace_resize_grad((1, 4, 4, 2), (2, 2), "bfloat16")
+    f32 = api.trace_resize_grad((1, 4, 4, 2), (2, 2), "float32", kernel="general")
+    bf16 = api.trace_resize_grad((1, 4, 4, 2), (2, 2), "bfloat16", kernel="general")
     assert not f32.internal and [t.dtype for t in bf16.internal] == [np.dtype(np.float32)]
     assert f32.counts()["tensor_copy"] < bf16.counts()["tensor_copy"]
 
 
 def test_registered_as_general():
-    assert GRAD_KERNELS == {"general": resize_nearest_grad_kernel}
+    assert GRAD_KERNELS["general"] is resize_nearest_grad_kernel
 
 
 @pytest.mark.parametrize("dy, in_shape, exc, match", [
@@ -176,7 +176,7 @@ DY = np.zeros((1, 8, 8, 2), np.float32)
      "positive sizes, got output size 0"),
     (lambda: rk.resize_nearest_grad(DY, (4, 1 << 24)), ValueError, "below 2\\*\\*24"),
     (lambda: rk.resize_nearest_grad(DY, (4, 4), kernel="pool"), ValueError,
-     "no kernel 'pool'; choose one of 'general'"),
+     "no kernel 'pool'; choose one of 'auto', 'general', 'rows'"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):

@@ -61,17 +61,17 @@ def test_gradient_sweep_reports_the_broken_pairs(broken):
 def test_gradient_sweep_of_the_default_kernel_is_exact():
     for axis in "wh":
         result = sweep(24, axis, op=GRAD)
-        assert result.kernel == "general" and not result.failures and not result.not_applicable
+        assert result.kernel == "auto" and not result.failures and not result.not_applicable
 
 
 def test_cli_sweeps_the_gradient(capsys):
     assert cli.main(["verify", "--sweep", "5", "--grad", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
-    assert "gradient kernel 'general', axis w: 25 (in, out) pairs in 1..5: all exact" in out
+    assert "gradient kernel 'auto', axis w: 25 (in, out) pairs in 1..5: all exact" in out
     assert cli.main(["verify", "--in", "1x3x4x2", "--out", "1x5x6x2", "--grad"]) == 0
     assert "input-gradient pixels checked" in capsys.readouterr().out
     assert cli.main(["verify", "--sweep", "5", "--grad", "--kernel", "rowreuse"]) == 1
-    assert "resize_nearest_grad has no kernel 'rowreuse'; choose one of 'general'" in capsys.readouterr().err
+    assert "resize_nearest_grad has no kernel 'rowreuse'; choose one of 'auto', 'general', 'rows'" in capsys.readouterr().err
 
 
 def test_sweep_rejects_an_unknown_op():

@@ -7,9 +7,10 @@ builds its index graph and DMAs from the shared library (``helpers.py``,
 
 from . import vision
 from .batched import resize_nearest_batched_kernel
-from .dispatch import forward_kernel_for, resize_nearest_auto_kernel
+from .dispatch import forward_kernel_for, resize_nearest_auto_kernel, resize_nearest_grad_auto_kernel
 from .exact import resize_nearest_exact_kernel
 from .grad import resize_nearest_grad_kernel
+from .grad_rows import resize_nearest_grad_rows_kernel
 from .resize import resize_nearest_fixed_dma_kernel
 from .rowreuse import resize_nearest_row_reuse_kernel
 from .rows import resize_nearest_rows_kernel, resize_nearest_source_rows_kernel
@@ -27,13 +28,16 @@ FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_
 #: The variant used when none is named: exact for every accepted shape, and the cheapest exact one for it.
 DEFAULT_FORWARD = "auto"
 
-#: Gradient kernels selectable by name; "general" handles every ratio (integer or not, up or down).
-GRAD_KERNELS = {"general": resize_nearest_grad_kernel}
+#: Gradient kernels selectable by name; "general" handles every ratio (integer or not, up or down), "rows" every
+#: shape whose dx pixels' dy pixels fit its tile, "auto" takes "rows" where it applies, else "general".
+GRAD_KERNELS = {"auto": resize_nearest_grad_auto_kernel, "general": resize_nearest_grad_kernel,
+                "rows": resize_nearest_grad_rows_kernel}
 #: The gradient kernel used when none is named.
-DEFAULT_GRAD = "general"
+DEFAULT_GRAD = "auto"
 
 __all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "GRAD_KERNELS", "DEFAULT_GRAD", "forward_kernel_for",
            "resize_nearest_auto_kernel", "resize_nearest_batched_kernel", "resize_nearest_exact_kernel",
-           "resize_nearest_fixed_dma_kernel", "resize_nearest_grad_kernel", "resize_nearest_row_reuse_kernel",
+           "resize_nearest_fixed_dma_kernel", "resize_nearest_grad_auto_kernel", "resize_nearest_grad_kernel",
+           "resize_nearest_grad_rows_kernel", "resize_nearest_row_reuse_kernel",
            "resize_nearest_rows_kernel", "resize_nearest_source_rows_kernel",
            "resize_nearest_strided_kernel", "resize_nearest_two_pass_kernel"]

@@ -13,6 +13,8 @@ from ..machine.cost import program_cost
 from ..nki.tensor import TensorSpec
 from ..nki.tracer import suspended, trace
 from .batched import batched_dma_count, resize_nearest_batched_kernel
+from .grad import resize_nearest_grad_kernel
+from .grad_rows import grad_rows_applies, grad_rows_is_short, resize_nearest_grad_rows_kernel
 from .plan import plan_resize
 from .rowreuse import ROW_REUSE_MAX_DMAS, resize_nearest_row_reuse_kernel, row_reuse_dma_count
 from .rows import (resize_nearest_rows_kernel, resize_nearest_source_rows_kernel, rows_instruction_count,
@@ -109,3 +111,18 @@ def resize_nearest_auto_kernel(data_tensor, out_shape):
     in_shape, checked_out = contract.resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
     variant = _variant_for(in_shape, checked_out, data_tensor.dtype.itemsize)
     return _KERNELS[variant](data_tensor, out_shape)
+
+
+def resize_nearest_grad_auto_kernel(dy_tensor, in_shape):
+    """Gradient of nearest-neighbour resize by "rows" (dx rows on partitions, sums on chip in PSUM; modelled 1.6-1.7x
+    its roofline on the SD2 shapes on trn1, where "general"'s scatter-adds are 5-7x) wherever one dx pixel's dy
+    pixels fit its tile and its maps are regular enough to take few instructions per tile (GRAD_ROWS_MAX_PER_CHUNK),
+    else "general" (DMA scatter-add, any shape). Both are bit for bit the reference.
+
+    Layouts, dtypes and constraints: those of the chosen kernel (dy and dx NHWC in HBM; float32, float16, bfloat16).
+    """
+    dy_shape, checked_in = contract.grad_shapes("resize_nearest_grad_auto_kernel", dy_tensor.shape, in_shape)
+    plan, item = plan_resize(checked_in, dy_shape), dy_tensor.dtype.itemsize
+    if grad_rows_applies(plan, item) and grad_rows_is_short(plan, item):
+        return resize_nearest_grad_rows_kernel(dy_tensor, in_shape)
+    return resize_nearest_grad_kernel(dy_tensor, in_shape)
