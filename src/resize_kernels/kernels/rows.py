@@ -54,11 +54,12 @@ def resize_nearest_rows_kernel(data_tensor, out_shape):
     there are tiles enough, so that they pipeline), a chunk of equal-width
     column ranges, and channel chunks for pixels wider than that. Per block and
     chunk: one indirect gather per row of the span of the chunk's source columns
-    (where it reads at most twice the columns needed; else one gather per column
-    group, straight into output order), then a store per column group whose SBUF
-    side repeats columns with step-0 pairs (pixels of 512 B or more), or
-    tensor_copy per column group into an output tile and one store of whole row
-    chunks.
+    (where it reads at most twice the columns needed, or its extra bytes cost less
+    than the descriptors they save: ``_spanned``; else one gather per column group,
+    straight into output order), then a store per column group whose SBUF side
+    repeats columns with step-0 pairs (pixels of 512 B or more), or, into an
+    output tile stored as whole row chunks, a tensor_copy per column group or one
+    nc_n_gather per row (chunks of many groups, ``_most_copies``).
     """
     name = "resize_nearest_rows_kernel"
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
@@ -223,11 +224,12 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, _ = out_shape
     dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
-    cc, wide, chunks, _ = _column_plan(plan, item, _source_row_chunks(plan))
-    if wide or not all(chunk.spanned for chunk in chunks):
+    columns = _source_row_columns(plan, item)
+    if columns is None:
         raise InvalidValueError(f"{name} requires pixels under {WIDE_PIXEL_BYTES} B whose output columns read the "
                                 f"span of their source columns, got {in_shape} -> {out_shape} {dtype}; use "
                                 f"kernel='rows'")
+    cc, chunks = columns
     out_tensor = nl.ndarray(out_shape, dtype=dtype, buffer=nl.shared_hbm, name="out_tensor")
     data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
     row_in, row_out = in_w * in_c, out_w * in_c
@@ -271,6 +273,13 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape):
     return out_tensor
 
 
+def _source_row_columns(plan, item: int):
+    """(channels per chunk, column chunks) of the source-rows kernel, or None where it does not apply: pixels of
+    WIDE_PIXEL_BYTES or more, or a chunk whose columns are not read as a span."""
+    cc, wide, chunks, _ = _column_plan(plan, item, _source_row_chunks(plan))
+    return None if wide or not all(chunk.spanned for chunk in chunks) else (cc, chunks)
+
+
 def _source_row_chunks(plan) -> int:
     """Column chunks the source-rows kernel cuts rows into at least: enough for MIN_BLOCKS pieces of work (tiles
     of runs x chunks) over all batches, so that loads, copies and stores of successive pieces overlap."""
@@ -305,9 +314,10 @@ def _source_row_tiles(plan) -> list:
 def source_rows_instruction_count(plan, item: int) -> int | None:
     """The instructions the source-rows kernel traces for ``plan`` and an itemsize, or None where it does not apply."""
     in_c = plan.in_shape[3]
-    cc, wide, chunks, _ = _column_plan(plan, item, _source_row_chunks(plan))
-    if wide or not all(chunk.spanned for chunk in chunks):
+    columns = _source_row_columns(plan, item)
+    if columns is None:
         return None
+    cc, chunks = columns
     tiles = _source_row_tiles(plan)
     per_batch = sum(len(stores) + len(loads) for _, stores, loads in tiles) * len(chunks)
     copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None else len(chunk.groups)
