@@ -11,9 +11,11 @@ for bit against the reference gradient, on two dy (see ``verify_grad``).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,8 +242,11 @@ def _tupled(x):
     return tuple(map(_tupled, x)) if isinstance(x, list) else x
 
 
-#: (in, out) pairs one chunk of a sweep checks: seconds of work, shipped as a few integers.
+#: (in, out) pairs one chunk of a sweep checks at least: seconds of work, shipped as a few integers.
 CHUNK_PAIRS = 256
+#: Chunks a sweep makes at most by default (larger chunks for a larger sweep: a 1..4096 axis takes chunks of
+#: one in size and all 4,096 out sizes, about 8 s each, so that its checkpoint holds 4,096 lines, not 65,536).
+MAX_CHUNKS = 1024
 #: Times a chunk is tried again after its worker was lost (a killed process, a lost Dask worker).
 RETRIES = 3
 
@@ -346,7 +351,7 @@ def sweep_range(sizes) -> tuple[int, int]:
 
 
 def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
-          executor=None, chunk_pairs: int = CHUNK_PAIRS, op: str = FORWARD, checkpoint=None) -> SweepResult:
+          executor=None, chunk_pairs: int | None = None, op: str = FORWARD, checkpoint=None) -> SweepResult:
     """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
 
     ``op``: FORWARD ("resize_nearest", ``verify``) or GRAD ("resize_nearest_grad",
@@ -357,11 +362,14 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     too), or else to a pool of ``jobs`` local processes. A chunk whose worker
     is lost is tried again (up to RETRIES times); results merge into one report.
     ``checkpoint``: a file (``Checkpoint``) that records each finished chunk; the
-    chunks it already holds are not checked again, so a long sweep that was
-    stopped resumes where it stopped.
+    chunks it already holds (checked by this code) are not checked again, so a
+    long sweep that was stopped resumes where it stopped. ``chunk_pairs``: pairs
+    per chunk (None: at least CHUNK_PAIRS, and at most MAX_CHUNKS chunks).
     """
     low, n = sweep_range(n)
     _check_count("sweep's jobs", jobs, 1)
+    if chunk_pairs is None:
+        chunk_pairs = max(CHUNK_PAIRS, (n - low + 1) ** 2 // MAX_CHUNKS)
     _check_count("sweep's chunk_pairs", chunk_pairs, 1)
     axis_shapes(axis, 1, 1)
     if op not in (FORWARD, GRAD):
@@ -375,6 +383,9 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
         for chunk in [c for c in chunks if c in before]:
             merged.add(before[chunk])
         chunks = [c for c in chunks if c not in before]
+        if record.stale and progress:
+            print(f"{record.path}: {record.stale} chunks were checked by other code (the kernels, tracer or machine "
+                  f"model changed since): they do not count", file=sys.stderr)
     bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress and chunks else None
     jobs = max(1, min(jobs, os.cpu_count() or 1, len(chunks)))
     t0 = time.perf_counter()
@@ -396,21 +407,41 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
                        merged.first_wrong, time.perf_counter() - t0, op, merged.seconds)
 
 
+#: What a sweep's proof depends on: the reference, the contract, the kernels, the tracer and the machine model.
+#: A checkpoint's chunk counts only for code whose sources hash to the same fingerprint.
+PROOF_SOURCES = ("semantics.py", "contract.py", "kernels", "machine", "nki")
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the sources in PROOF_SOURCES (16 hex digits), as a checkpoint records it."""
+    import hashlib
+
+    root, digest = Path(__file__).parent, hashlib.sha256()
+    for name in PROOF_SOURCES:
+        for path in sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]:
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 class Checkpoint:
     """A sweep's record of finished chunks: a JSON-lines file, one chunk and its findings per line, appended as
-    chunks finish. A line cut short (the sweep was killed while writing it) is ignored: that chunk runs again."""
+    chunks finish. A line cut short (the sweep was killed while writing it) is ignored: that chunk runs again.
+    Each line carries the code's fingerprint (``code_fingerprint``): a chunk checked by other code (a kernel
+    changed since) does not count, and runs again, so that a sweep resumed across sessions proves one code."""
 
     def __init__(self, path):
         path = Path(path)
         if not path.parent.is_dir() or path.is_dir():
             raise InvalidValueError(f"a sweep checkpoint requires a file in an existing directory, got {str(path)!r}")
-        self.path, self._cut = path, False
+        self.path, self._cut, self.stale = path, False, 0
 
     def load(self) -> dict:
-        """{Chunk: ChunkResult} of every complete line (none if the file does not exist yet)."""
+        """{Chunk: ChunkResult} of every complete line of this code (none if the file does not exist yet);
+        ``stale`` counts the lines of other code."""
         import json
 
-        done = {}
+        done, code = {}, code_fingerprint()
         if not self.path.exists():
             return done
         with open(self.path) as f:
@@ -420,9 +451,13 @@ class Checkpoint:
             try:
                 d = json.loads(line)
                 chunk = Chunk(d["kernel"], d["axis"], tuple(d["ins"]), tuple(d["outs"]), d["op"])
-                done[chunk] = ChunkResult.from_dict(d["result"])
+                result = ChunkResult.from_dict(d["result"])
             except (ValueError, KeyError, TypeError):
                 continue
+            if d.get("code") != code:
+                self.stale += 1
+                continue
+            done[chunk] = result
         return done
 
     def append(self, chunk: Chunk, result: ChunkResult) -> None:
@@ -430,7 +465,7 @@ class Checkpoint:
 
         start, self._cut = "\n" if self._cut else "", False
         line = start + json.dumps({"kernel": chunk.kernel, "axis": chunk.axis, "ins": list(chunk.ins), "outs": list(chunk.outs),
-                           "op": chunk.op, "result": result.to_dict()})
+                           "op": chunk.op, "code": code_fingerprint(), "result": result.to_dict()})
         try:
             with open(self.path, "a") as f:
                 f.write(line + "\n")

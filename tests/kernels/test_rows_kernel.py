@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import semantics
-from resize_kernels.kernels.plan import AxisPlan, column_groups, split_runs
+from resize_kernels.kernels.plan import (MAX_PERIOD, AxisPlan, _PeriodicStretches, _ScannedStretches, column_groups,
+                                         split_runs)
 from resize_kernels.kernels.rows import TILE_BYTES, rows_instruction_count
 from resize_kernels.kernels.plan import plan_resize
 from resize_kernels.kernels import forward_kernel_for
@@ -36,6 +37,16 @@ def expand(groups, n):
 def test_column_groups_describe_the_map_exactly(in_size, out_size):
     axis = AxisPlan(in_size, out_size)
     assert (expand(column_groups(axis.runs), out_size) == axis.src).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4096), st.integers(1, 4096), st.data())
+def test_periodic_stretches_found_with_numpy_equal_the_scanned_ones(in_size, out_size, data):
+    runs = AxisPlan(in_size, out_size).runs
+    scanned, vectorized = _ScannedStretches(runs), _PeriodicStretches(runs)
+    for _ in range(20):
+        i, t = data.draw(st.integers(0, len(runs) - 1)), data.draw(st.integers(1, MAX_PERIOD))
+        assert vectorized(i, t) == scanned(i, t)
 
 
 @settings(max_examples=100, deadline=None)

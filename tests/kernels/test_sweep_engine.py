@@ -205,6 +205,25 @@ def test_a_finished_checkpoint_gives_the_result_without_checking(tmp_path, monke
     assert again.checked == full.checked == 25 and not again.failures and again.worker_seconds == full.worker_seconds
 
 
+def test_a_checkpoint_of_other_code_does_not_count(tmp_path, monkeypatch):
+    path = tmp_path / "sweep.jsonl"
+    verifier.sweep(4, "w", checkpoint=path)
+    assert len(verifier.Checkpoint(path).load()) == 4  # a chunk per in size
+    monkeypatch.setattr(verifier, "code_fingerprint", lambda: "a kernel changed")
+    record = verifier.Checkpoint(path)
+    assert record.load() == {} and record.stale == 4
+    checked = []
+    real = verifier.check_chunk
+    monkeypatch.setattr(verifier, "check_chunk", lambda c: checked.append(c) or real(c))
+    assert verifier.sweep(4, "w", checkpoint=path).checked == 16 and len(checked) == 4
+
+
+def test_a_wide_sweep_takes_larger_chunks():
+    assert verifier.CHUNK_PAIRS == 256  # a 1..512 sweep: 1,024 chunks of 256 pairs per axis
+    chunks = verifier.sweep_chunks("auto", "w", 1, 4096, max(verifier.CHUNK_PAIRS, 4096 ** 2 // verifier.MAX_CHUNKS))
+    assert len(chunks) == 4096 and {c.pairs for c in chunks} == {4096}
+
+
 def test_checkpoint_path_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="a sweep checkpoint requires a file in an existing directory"):
         verifier.sweep(3, "w", checkpoint=tmp_path / "no" / "such.jsonl")

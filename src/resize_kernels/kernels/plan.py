@@ -10,6 +10,7 @@ decides nothing the plan already knows.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from dataclasses import dataclass
@@ -61,20 +62,25 @@ class AxisPlan:
     @functools.cached_property
     def max_repeat(self) -> int:
         """The longest run: how many output indices at most copy one source index."""
-        return max(r.repeat for r in self.runs)
+        return max(self._runs[2]) if self.out_size <= 64 else int(self._runs[2].max())
 
-    @functools.cached_property
+    @property
     def runs(self) -> list[RowRun]:
         """The map as runs of equal source index, in output order (the map is non-decreasing)."""
+        return self._runs[3]
+
+    @functools.cached_property
+    def _runs(self) -> tuple:
+        """(starts, sources, repeats, runs): the runs' columns (lists for a short map, else numpy) and RowRuns."""
         if self.out_size <= 64:  # a short map: Python is quicker than numpy's calls
             src, starts = self.src.tolist(), [0]
             starts += [d for d in range(1, len(src)) if src[d] != src[d - 1]]
-            runs = zip(starts, [src[s] for s in starts], [b - a for a, b in zip(starts, starts[1:] + [len(src)])])
-            return list(map(tuple.__new__, itertools.repeat(RowRun), runs))
-        starts = np.flatnonzero(np.diff(self.src, prepend=-1))
-        repeats = np.diff(starts, append=len(self.src))
-        runs = zip(starts.tolist(), self.src[starts].tolist(), repeats.tolist())
-        return list(map(tuple.__new__, itertools.repeat(RowRun), runs))  # RowRun(*run), without a call per run
+            srcs, repeats = [src[s] for s in starts], [b - a for a, b in zip(starts, starts[1:] + [len(src)])]
+        else:
+            starts = np.flatnonzero(np.diff(self.src, prepend=-1))
+            srcs, repeats = self.src[starts], np.diff(starts, append=len(self.src))
+        runs = zip(*(x if isinstance(x, list) else x.tolist() for x in (starts, srcs, repeats)))
+        return starts, srcs, repeats, list(map(tuple.__new__, itertools.repeat(RowRun), runs))  # no call per run
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,13 +162,13 @@ def column_groups(runs: list[RowRun], most: int | None = None) -> list[ColumnGro
     ``most``, None as soon as the groups would be more than that (a caller that moves many groups otherwise).
     """
     groups, i, n = [], 0, len(runs)
-    firsts, srcs, repeats = ([r[k] for r in runs] for k in range(3))
+    periodic_length = (_PeriodicStretches if n > LONG_MAP else _ScannedStretches)(runs)
     while i < n:
-        best_t, best_len = 1, _periodic_length(firsts, srcs, repeats, i, 1)
+        best_t, best_len = 1, periodic_length(i, 1)
         for t in range(2, min(MAX_PERIOD, n - i) + 1):
             if (n - i) * best_t <= best_len * t:  # not even the whole rest would take more runs per group
                 break
-            length = _periodic_length(firsts, srcs, repeats, i, t)
+            length = periodic_length(i, t)
             if length >= 2 * t and length * best_t > best_len * t:  # more runs per group, over two periods at least
                 best_t, best_len = t, length
         for k in range(best_t):
@@ -177,18 +183,56 @@ def column_groups(runs: list[RowRun], most: int | None = None) -> list[ColumnGro
     return groups
 
 
-def _periodic_length(firsts: list, srcs: list, repeats: list, i: int, t: int) -> int:
-    """How many runs from run i (of runs given as their firsts, srcs and repeats) repeat with period t: run m
-    matches run m - t in repeat, and in output and source distance (the first period's)."""
-    n = len(firsts)
-    if i + t >= n:
-        return n - i
-    d_out, d_src = firsts[i + t] - firsts[i], srcs[i + t] - srcs[i]
-    m = i + t
-    while m < n and (repeats[m] == repeats[m - t] and firsts[m] - firsts[m - t] == d_out
-                     and srcs[m] - srcs[m - t] == d_src):
-        m += 1
-    return m - i
+#: Runs past which column_groups finds periodic stretches with numpy (a few calls per period) rather than by
+#: scanning them in Python (a step per run and period tried).
+LONG_MAP = 512
+
+
+class _ScannedStretches:
+    """periodic_length(i, t): how many runs from run i repeat with period t (run m matches run m - t in repeat,
+    and in output and source distance, the first period's), by scanning them."""
+
+    def __init__(self, runs: list[RowRun]):
+        self.firsts, self.srcs, self.repeats = ([r[k] for r in runs] for k in range(3))
+
+    def __call__(self, i: int, t: int) -> int:
+        firsts, srcs, repeats = self.firsts, self.srcs, self.repeats
+        n = len(firsts)
+        if i + t >= n:
+            return n - i
+        d_out, d_src = firsts[i + t] - firsts[i], srcs[i + t] - srcs[i]
+        m = i + t
+        while m < n and (repeats[m] == repeats[m - t] and firsts[m] - firsts[m - t] == d_out
+                         and srcs[m] - srcs[m - t] == d_src):
+            m += 1
+        return m - i
+
+
+class _PeriodicStretches:
+    """The same lengths from, per period t (computed when first asked), the runs m where a stretch stops: the
+    repeat differs from run m - t's, or the distances to run m - t differ from run m - 1's to its run m - 1 - t."""
+
+    def __init__(self, runs: list[RowRun]):
+        self.runs, self.columns, self.stops = runs, None, {}
+
+    def __call__(self, i: int, t: int) -> int:
+        n = len(self.runs)
+        if i + t >= n:
+            return n - i
+        if self.runs[i + t].repeat != self.runs[i].repeat:
+            return t
+        stops = self.stops.get(t)
+        if stops is None:
+            if self.columns is None:
+                flat = np.fromiter(itertools.chain.from_iterable(self.runs), np.int64, 3 * n)
+                self.columns = flat.reshape(n, 3).T  # firsts, srcs, repeats
+            firsts, srcs, repeats = self.columns
+            d_out, d_src = firsts[t:] - firsts[:-t], srcs[t:] - srcs[:-t]  # run m's distances, at m - t
+            stop = repeats[t:] != repeats[:-t]
+            stop[1:] |= (d_out[1:] != d_out[:-1]) | (d_src[1:] != d_src[:-1])
+            stops = self.stops[t] = (np.flatnonzero(stop) + t).tolist()
+        k = bisect.bisect_right(stops, i + t)  # the first stop past run i + t, which matches by definition
+        return (stops[k] if k < len(stops) else n) - i
 
 
 def split_runs(runs: list[RowRun], first: int, stop: int, max_repeat: int) -> list[RowRun]:

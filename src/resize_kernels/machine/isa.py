@@ -404,6 +404,7 @@ class Program:
     sbuf_partition_bytes: int = 0  # capacity the program was traced for
     sbuf_high_water: int = 0  # bytes per partition the program needs at most
     psum_high_water: int = 0  # PSUM bytes per partition it needs at most (its tiles lie past sbuf_partition_bytes)
+    sbuf_extents: tuple | None = None  # ((partitions, start, end), ...): where its tiles lie (None: anywhere)
 
     def append(self, inst: Instruction) -> None:
         """Validate ``inst`` (naming it by its position) and add it at the end."""

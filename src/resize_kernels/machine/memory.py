@@ -97,6 +97,7 @@ class SbufAllocator:
         self.capacity = partition_bytes
         self.top = 0
         self.high_water = 0
+        self.reach: dict[int, int] = {}  # partitions -> the furthest end address of a tile on that many partitions
 
     def allocate(self, name: str, shape: tuple, dtype) -> SbufTile:
         partitions, free_shape = shape[0], tuple(shape[1:])
@@ -113,6 +114,7 @@ class SbufAllocator:
                 f"({self.top} in use); split the tile's free dimension or {hint}")
         self.top += -(-need // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
         self.high_water = max(self.high_water, self.top)
+        self.reach[partitions] = max(self.reach.get(partitions, 0), tile.address + need)
         return tile
 
     def mark(self) -> int:
@@ -184,6 +186,21 @@ def poisoned(shape, dtype=np.uint8) -> np.ndarray:
     out = np.empty(shape, dtype)
     out.view(np.uint8).fill(POISON_BYTE)
     return out
+
+
+def extents(*reaches: dict) -> tuple:
+    """The region tiles occupied, from allocators' ``reach``: ((partitions, start, end), ...) address bands, disjoint,
+    each on partitions 0 .. partitions - 1 (what a simulator must poison before a run, and no more)."""
+    merged: dict[int, int] = {}
+    for reach in reaches:
+        for p, end in reach.items():
+            merged[p] = max(merged.get(p, 0), end)
+    bands, start = [], 0
+    for p in sorted(merged, reverse=True):  # the most partitions first: each band goes past the wider ones' end
+        if merged[p] > start:
+            bands.append((p, start, merged[p]))
+            start = merged[p]
+    return tuple(bands)
 
 
 def sbuf_view(sbuf: np.ndarray, tile: SbufTile) -> np.ndarray:

@@ -122,7 +122,10 @@ class Executable:
                 self.mem[self.slot[t]] = np.ascontiguousarray(x).reshape(-1)
             for t in p.outputs + p.internal:
                 self.mem[self.slot[t]] = poisoned(t.size, t.dtype) if poison_outputs else np.empty(t.size, t.dtype)
-            self.sbuf.fill(POISON_BYTE)
+            if p.sbuf_extents is None:
+                self.sbuf.fill(POISON_BYTE)
+            for partitions, start, end in p.sbuf_extents or ():  # where tiles lie: nothing else is ever read
+                self.sbuf[:partitions, start:end].fill(POISON_BYTE)
             for step in self.steps:
                 step()
             outs = [self.mem[self.slot[t]].reshape(t.shape) for t in p.outputs]

@@ -22,7 +22,7 @@ import types
 from ..errors import InvalidTypeError, InvalidValueError, ResourceError
 from ..machine import dtypes
 from ..machine.isa import Instruction, Program
-from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, HbmTensor, SbufAllocator
+from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, HbmTensor, SbufAllocator, extents
 from .tensor import NkiTensor
 
 _state = threading.local()
@@ -180,6 +180,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
         program.outputs.append(out.storage)
     program.sbuf_high_water = tracer.allocator.high_water
     program.psum_high_water = tracer.psum_allocator.high_water
+    program.sbuf_extents = extents(tracer.allocator.reach, tracer.psum_allocator.reach)
     return program
 
 
