@@ -1,7 +1,13 @@
-"""Write the JAX examples: HLO text from a real XLA producer, lowered by JAX and committed next to this script.
+"""Write the JAX examples: modules from a real XLA producer, lowered by JAX and committed next to this script.
 
     pip install jax jaxlib          # not a dependency of resize-kernels
     python examples/make_jax_example.py [--out DIR]
+
+Each function is written three ways, as the compiler may receive it: HLO text
+(``NAME.hlo``, ``as_text(dialect="hlo")``), a serialized HloModuleProto
+(``NAME.pb``, ``compiler_ir("hlo").as_serialized_hlo_module_proto()``, what
+torch-neuronx and the Neuron compile cache keep) and StableHLO text
+(``NAME.mlir``, ``as_text()``, what JAX prints by default).
 
 ``jax.ffi.ffi_call`` with ``custom_call_api_version=1`` and a
 ``legacy_backend_config`` emits the custom-call torch_xla emits
@@ -29,6 +35,16 @@ def resize_nearest(x, size):
     return jnp.transpose(call(jnp.transpose(x, (0, 3, 2, 1))), (0, 3, 2, 1))
 
 
+def resize_nearest_grad(dy, size):
+    """upsample_nearest2d_backward of an NCHW dy as torch_xla lowers it: the ResizeNearestGrad call between the
+    same transposes, its result the input's (N, W, H, C)."""
+    n, c, _, _ = dy.shape
+    in_h, in_w = size
+    call = jax.ffi.ffi_call("ResizeNearestGrad", jax.ShapeDtypeStruct((n, in_w, in_h, c), dy.dtype),
+                            custom_call_api_version=1, legacy_backend_config='"00"')
+    return jnp.transpose(call(jnp.transpose(dy, (0, 3, 2, 1))), (0, 3, 2, 1))
+
+
 def sd2_upsample(x):
     """The SD2 inpainting UNet upsample at 936x624: NCHW 1x1280x30x20 -> 59x38."""
     return resize_nearest(x, (59, 38))
@@ -43,10 +59,27 @@ def upsample_pool(x, bias):
     return average.astype(jnp.bfloat16), maximum
 
 
+def odd_bf16(x):
+    """A bfloat16 resize by odd ratios both ways: NCHW 2x96x37x53 -> 101x97."""
+    return resize_nearest(x, (101, 97))
+
+
+def train_step(x, dy):
+    """A training step's resize calls: the SD2 upsample, its gradient (dy 59x38 -> dx 30x20) and a 2x2 average pool
+    of the upsample (reduce-window); outputs (y, dx, pooled)."""
+    y = resize_nearest(x, (59, 38))
+    dx = resize_nearest_grad(dy, (30, 20))
+    pooled = lax.reduce_window(y, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4
+    return y, dx, pooled
+
+
 EXAMPLES = {
-    "jax_resize_nearest.hlo": (sd2_upsample, [jax.ShapeDtypeStruct((1, 1280, 30, 20), jnp.float32)]),
-    "jax_upsample_pool.hlo": (upsample_pool, [jax.ShapeDtypeStruct((2, 8, 30, 20), jnp.float32),
-                                              jax.ShapeDtypeStruct((8,), jnp.float32)]),
+    "jax_resize_nearest": (sd2_upsample, [jax.ShapeDtypeStruct((1, 1280, 30, 20), jnp.float32)]),
+    "jax_upsample_pool": (upsample_pool, [jax.ShapeDtypeStruct((2, 8, 30, 20), jnp.float32),
+                                          jax.ShapeDtypeStruct((8,), jnp.float32)]),
+    "jax_odd_bf16": (odd_bf16, [jax.ShapeDtypeStruct((2, 96, 37, 53), jnp.bfloat16)]),
+    "jax_train_step": (train_step, [jax.ShapeDtypeStruct((2, 16, 30, 20), jnp.float32),
+                                    jax.ShapeDtypeStruct((2, 16, 59, 38), jnp.float32)]),
 }
 
 
@@ -55,9 +88,11 @@ def main():
     parser.add_argument("--out", type=Path, default=HERE, help="directory to write to (default: examples/)")
     out = parser.parse_args().out
     for name, (function, args) in EXAMPLES.items():
-        text = jax.jit(function).lower(*args).as_text(dialect="hlo")
-        (out / name).write_text(text.rstrip("\n") + "\n")
-        print(f"wrote {out / name} with jax {jax.__version__}")
+        lowered = jax.jit(function).lower(*args)
+        (out / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo").rstrip("\n") + "\n")
+        (out / f"{name}.pb").write_bytes(lowered.compiler_ir("hlo").as_serialized_hlo_module_proto())
+        (out / f"{name}.mlir").write_text(lowered.as_text().rstrip("\n") + "\n")
+        print(f"wrote {out / name}.hlo, .pb and .mlir with jax {jax.__version__}")
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ def test_compile_a_directory_or_a_device(tmp_path, capsys):
     code, _, err = run(["compile", str(tmp_path)], capsys)
     assert code == 1 and "Is a directory" in err
     code, _, err = run(["compile", "/dev/zero"], capsys)
-    assert code == 1 and err == "compile requires an HLO text file of at most 256 MiB, got '/dev/zero', which is larger\n"
+    assert code == 1 and err == "compile requires a module file of at most 256 MiB, got '/dev/zero', which is larger\n"
 
 
 @pytest.mark.parametrize("argv", [["inspect", "--in", "1x30x20x8", "--out", "1x59x41x8", "--listing", "100000"],

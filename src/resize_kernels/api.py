@@ -270,8 +270,9 @@ def _reduce_window_grad(dy_shape, in_hw, dtype) -> LoadedModule:
 
 # -- HLO modules ----------------------------------------------------------------------------------
 
-def compile_hlo(text: str, kernel: str | None = None, *, resize_grad_average_pool: bool = False) -> LoadedModule:
-    """Compile HLO text (either dump style) and load it: call the result on numpy arrays.
+def compile_hlo(text: str | bytes, kernel: str | None = None, *, resize_grad_average_pool: bool = False) -> LoadedModule:
+    """Compile a module and load it: call the result on numpy arrays. ``text``: HLO text (either dump style),
+    StableHLO text as JAX prints it, or the bytes of a serialized HloModuleProto (also gzipped), told by content.
 
     ``kernel`` picks the forward resize variant for "ResizeNearest" (None: the
     default); ``resize_grad_average_pool=True`` lowers block-ratio

@@ -27,7 +27,7 @@ GRAD_KERNEL_NAMES = ("auto", "general", "rows")
 TARGETS = ("trn1", "trn2")
 #: Set to 1 to see the traceback of an error instead of its one-line message.
 DEBUG_ENV = "RESIZE_KERNELS_DEBUG"
-#: ``compile`` reads at most this much of a file: HLO text dumps are far smaller, and /dev/zero is no module.
+#: ``compile`` reads at most this much of a file: module dumps are far smaller, and /dev/zero is no module.
 MAX_HLO_BYTES = 256 << 20
 
 
@@ -184,22 +184,15 @@ def _dask_client(address: str, timeout: str = "10s"):
         raise InvalidValueError(f"--dask could not reach a Dask scheduler at {address!r}: {error}") from None
 
 
-def _read_hlo(path: Path) -> str:
-    """The text of an HLO file; InvalidValueError for a file too large or not UTF-8 text (a binary proto)."""
+def _read_hlo(path: Path) -> bytes:
+    """The bytes of a module file (HLO or StableHLO text, or a serialized HloModuleProto, maybe gzipped: the
+    compiler tells them apart by content); InvalidValueError for a file too large."""
     with open(path, "rb") as f:
         data = f.read(MAX_HLO_BYTES + 1)
     if len(data) > MAX_HLO_BYTES:
-        raise InvalidValueError(f"compile requires an HLO text file of at most {MAX_HLO_BYTES >> 20} MiB, "
+        raise InvalidValueError(f"compile requires a module file of at most {MAX_HLO_BYTES >> 20} MiB, "
                                 f"got {str(path)!r}, which is larger")
-    bad = data.find(b"\0")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        bad = e.start if bad < 0 else min(bad, e.start)
-    if bad < 0:
-        return text
-    raise InvalidValueError(f"compile requires HLO text (UTF-8), got {str(path)!r} with byte 0x{data[bad]:02x} at "
-                            f"offset {bad}; binary HloModuleProto files are not supported yet: dump the module as text")
+    return data
 
 
 def _compile(args) -> int:
@@ -230,11 +223,13 @@ def _compile(args) -> int:
 
 def _add_compile_command(sub) -> None:
     comp = sub.add_parser("compile", help="compile an HLO module: validate, lower, trace its kernels; run it",
-                          description="Parse an HLO text file (old torch_xla or current XLA dump style), validate "
+                          description="Parse a module file (HLO text in the old torch_xla or current XLA dump "
+                                      "style, StableHLO text as JAX prints it, or a serialized HloModuleProto, "
+                                      "gzipped or not; told by content, not by name), validate "
                                       "its ResizeNearest custom-calls, lower them to internal NKI kernels, trace "
                                       "each kernel and print the lowered module with each Program summarised. "
                                       "Exits 1 on a parse, validation or codegen error.")
-    comp.add_argument("file", type=Path, metavar="FILE.hlo", help="HLO module text")
+    comp.add_argument("file", type=Path, metavar="FILE", help="the module: .hlo, .mlir or .pb (by content)")
     comp.add_argument("--run", action="store_true",
                       help="run it on seeded random inputs and check every ResizeNearest against the reference")
     comp.add_argument("--kernel", choices=KERNELS, default=None,

@@ -4,7 +4,7 @@ As in XLA's pass pipeline, compilation is a sequence of small named passes,
 each a function ``pass(module) -> None`` that rewrites the module in place or
 raises, run in order by ``run_passes``. After the passes, codegen traces every
 InternalNativeNkiKernel through the internal-kernel registry. Errors are
-HloParseError (the text, compiler.hlo), ValidationError (an op the kernels
+HloParseError (the text, compiler.hlo; ProtoDecodeError for a proto), ValidationError (an op the kernels
 cannot honour, compiler.passes) and CodegenError (a kernel that cannot be
 traced for its instruction, compiler.codegen); all are ValueErrors with a
 message saying what to change. The compiler runs nothing: ``runtime.load``
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..errors import InvalidTypeError
 from ..machine.isa import Program
 from .codegen import codegen
-from .hlo import HloInstruction, HloModule, parse_hlo_module, print_hlo_module
+from .hlo import HloInstruction, HloModule, parse_module, print_hlo_module
 from .passes import (
     average_pool_resize_grad,
     canonicalize_resize_grad,
@@ -48,9 +48,10 @@ def run_passes(module: HloModule, passes: Sequence[Callable[[HloModule], None]] 
     return module
 
 
-def compile_module(hlo: str | HloModule, kernel: str | None = None, *,
+def compile_module(hlo: str | bytes | HloModule, kernel: str | None = None, *,
                    resize_grad_average_pool: bool = False) -> CompiledModule:
-    """Compile HLO text (either dump style) or an HloModule into a CompiledModule.
+    """Compile a module into a CompiledModule: HLO text (either dump style), StableHLO text, the bytes of a
+    serialized HloModuleProto (also gzipped; ``hlo.parse_module`` tells them apart), or an HloModule.
 
     An HloModule is lowered in place (pass one built for the purpose).
     ``kernel`` picks the forward resize variant bound to "ResizeNearest"
@@ -62,10 +63,11 @@ def compile_module(hlo: str | HloModule, kernel: str | None = None, *,
     registry = with_forward_kernel(kernel)
     passes = PASSES if not resize_grad_average_pool else tuple(
         average_pool_resize_grad if hlo_pass is canonicalize_resize_grad else hlo_pass for hlo_pass in PASSES)
-    if isinstance(hlo, str):
-        hlo = parse_hlo_module(hlo)
+    if isinstance(hlo, (str, bytes, bytearray, memoryview)):
+        hlo = parse_module(hlo)
     elif not isinstance(hlo, HloModule):
-        raise InvalidTypeError(f"compile_module takes HLO text or an HloModule, got {type(hlo).__name__}")
+        raise InvalidTypeError(f"compile_module takes HLO or StableHLO text, HloModuleProto bytes or an HloModule, "
+                               f"got {type(hlo).__name__}")
     module = run_passes(hlo, passes)
     return CompiledModule(module, codegen(module, registry))
 

@@ -1,6 +1,8 @@
-"""XLA HLO text: parse (both dump styles), inspect and rewrite, build with typed attribute values, print back."""
+"""XLA HLO: parse (HLO text of both dump styles, StableHLO text, HloModuleProto bytes), inspect and rewrite, build with
+typed attribute values, print back as text."""
 
 from .attributes import IntList, Literal, String, Window
+from .formats import module_format, parse_module
 from .builders import constant, custom_call_module, parameter
 from .ir import HloComputation, HloInstruction, HloModule, Result
 from .lexer import HloParseError
@@ -23,6 +25,8 @@ __all__ = [
     "constant",
     "custom_call_module",
     "parameter",
+    "module_format",
     "parse_hlo_module",
+    "parse_module",
     "print_hlo_module",
 ]
