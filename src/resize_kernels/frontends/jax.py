@@ -1,0 +1,160 @@
+"""JAX front end: nearest resize as a custom_vjp function whose forward and backward run on the simulated NeuronCore.
+
+``resize_nearest(x, size)`` takes an NHWC array (batch, height, width,
+channels; a ``jax.Array``, a tracer or a numpy array) and ``size = (out_h,
+out_w)`` or an int for a square output, and returns the NHWC resize of the
+same dtype, equal bit for bit to ``rk.resize_nearest`` (asymmetric, floor:
+PyTorch's ``F.interpolate(mode="nearest")`` and the Neuron compiler's
+convention). It works eagerly and under ``jax.jit``, ``jax.grad`` /
+``jax.vjp`` and ``jax.vmap``, in any nesting.
+
+What runs where: the resize is a ``jax.pure_callback`` into the kernels'
+traced Programs, run on the NeuronCore simulator in Python on the host CPU;
+under ``jit`` XLA calls back into Python for it (the data is copied to the
+host and back on an accelerator), and the simulator is slow for huge shapes.
+Its vjp (a ``jax.custom_vjp``) is ``resize_nearest_grad``
+(``rk.resize_nearest_grad``, a sum over the forward map, float32 sums cast
+once to dy's dtype), whose own vjp is the forward resize again, so
+higher-order reverse-mode derivatives work; forward mode (``jax.jvp``,
+``jax.jacfwd``) does not, as for every ``custom_vjp``. Under ``vmap`` the
+callback receives the mapped axes in front of N and folds them into the batch:
+one simulator run per call, whatever the vmapped batch.
+
+Supported dtypes: float32, float16, bfloat16 (bfloat16 reaches the simulator
+bit for bit as ml_dtypes.bfloat16); float64 has no NeuronCore equivalent and
+is rejected, as are integer and complex arrays. Shapes, sizes and dtypes are
+checked when the function is traced; ``size`` sets the output's shape, so it
+must be static (Python or numpy ints), never a traced value.
+
+``jax.image.resize(x, shape, method="nearest")`` is NOT a reference for this
+op: it samples at half-pixel centres, src = floor((dst + 0.5) * in / out),
+where PyTorch and the Neuron compiler take floor(dst * float32(in / out)). For
+the SD2 upsample 30x20 -> 59x38 the two pick a different source row for 15 of
+the 59 output rows and a different column for 10 of the 38 output columns, so
+1,010 of the 2,242 output pixels (45%) differ (tests/test_frontend_jax.py);
+they agree on exact integer upsamples (30x20 -> 60x40).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+
+from .. import api, contract
+from ..errors import InvalidTypeError, InvalidValueError
+
+__all__ = ["resize_nearest", "resize_nearest_grad"]
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
+def _check(x, what: str) -> None:
+    if not isinstance(x, (jax.Array, np.ndarray)):
+        hint = "; convert a torch tensor with jnp.asarray(t.numpy()) (or use resize_kernels.frontends.torch)" \
+            if type(x).__module__.startswith("torch") else ""
+        raise InvalidTypeError(f"{what} requires a jax array in NHWC layout, got {type(x).__name__}{hint}")
+    if x.ndim != 4:
+        raise InvalidValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
+                                f"got shape {tuple(x.shape)}")
+    dtype = np.dtype(x.dtype)
+    if dtype not in _DTYPES:
+        hint = ("the NeuronCore has no float64: cast it with .astype(jnp.float32)" if dtype == np.float64
+                else "cast it with .astype(jnp.float32)")
+        raise InvalidTypeError(f"{what} requires a float32, float16 or bfloat16 array, got {dtype}; {hint}")
+
+
+def _is_int(s) -> bool:
+    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+
+
+def _size(size, what: str, names: str) -> tuple[int, int]:
+    """``size`` (an int, or a pair of ints ``names``) as a pair of Python ints; never a traced value."""
+    pair = (size, size) if _is_int(size) else size
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(_is_int, pair)):
+        if isinstance(size, jax.Array) or (isinstance(size, (tuple, list)) and any(isinstance(s, jax.Array)
+                                                                                    for s in size)):
+            raise InvalidTypeError(f"{what} requires size as an int or a pair of ints ({names}), got a jax array; "
+                                   f"the size sets the result's shape, so it must be static: pass Python ints "
+                                   f"(under jax.jit, mark the argument static with static_argnums)")
+        raise InvalidTypeError(f"{what} requires size as an int or a pair of ints ({names}), got {size!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def _check_sizes(x, hw: tuple, what: str, grad: bool = False) -> None:
+    """The op's contract on NHWC ``x`` and ``hw`` (the output's, or for the gradient the forward input's);
+    an empty batch is allowed, as jax.image.resize allows it."""
+    n, x_h, x_w, c = x.shape
+    shape, other = (max(n, 1), x_h, x_w, c), (max(n, 1), *hw, c)
+    (contract.grad_shapes if grad else contract.resize_shapes)(what, shape, other)
+
+
+def _host(fn, hw: tuple, x) -> np.ndarray:
+    """On the host: ``fn`` (rk.resize_nearest or rk.resize_nearest_grad) of an NHWC array with any vmapped axes
+    in front of N (vmap_method="expand_dims"), folded into the batch for one run."""
+    x = np.asarray(x)  # bfloat16 arrives as ml_dtypes.bfloat16, the dtype the simulator takes
+    *lead, _, _, c = x.shape
+    flat = x.reshape(-1, *x.shape[-3:])
+    y = fn(flat, hw) if flat.shape[0] else np.zeros((0, *hw, c), x.dtype)
+    return y.reshape(*lead, *hw, c)
+
+
+def _call(fn, x, hw: tuple):
+    n, _, _, c = x.shape
+    result = jax.ShapeDtypeStruct((n, *hw, c), x.dtype)
+    if n == 0:
+        return jnp.zeros(result.shape, result.dtype)
+    return jax.pure_callback(functools.partial(_host, fn, hw), result, x, vmap_method="expand_dims")
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _resize_nearest(x, size: tuple, in_hw: tuple):
+    """Nearest resize of NHWC ``x`` (of height and width ``in_hw``) to ``size``, on the simulated NeuronCore."""
+    return _call(api.resize_nearest, x, size)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _resize_nearest_grad(dy, in_hw: tuple, out_hw: tuple):
+    """Gradient of _resize_nearest: NHWC ``dy`` (of height and width ``out_hw``) summed onto ``in_hw``."""
+    return _call(api.resize_nearest_grad, dy, in_hw)
+
+
+def _resize_nearest_fwd(x, size, in_hw):
+    return _resize_nearest(x, size, in_hw), None
+
+
+def _resize_nearest_bwd(size, in_hw, _, grad):
+    return (_resize_nearest_grad(grad, in_hw, size),)
+
+
+def _resize_nearest_grad_fwd(dy, in_hw, out_hw):
+    return _resize_nearest_grad(dy, in_hw, out_hw), None
+
+
+def _resize_nearest_grad_bwd(in_hw, out_hw, _, grad):
+    return (_resize_nearest(grad, out_hw, in_hw),)  # the transpose of a transpose: the forward map
+
+
+_resize_nearest.defvjp(_resize_nearest_fwd, _resize_nearest_bwd)
+_resize_nearest_grad.defvjp(_resize_nearest_grad_fwd, _resize_nearest_grad_bwd)
+
+
+def resize_nearest(x, size):
+    """Nearest resize of NHWC ``x`` to ``size = (out_h, out_w)`` (or an int: square), asymmetric and floor, on the
+    simulated NeuronCore; differentiable (reverse mode), jit- and vmap-able. Returns an array of x's dtype."""
+    size = _size(size, "resize_nearest", "height, width")
+    _check(x, "resize_nearest")
+    _check_sizes(x, size, "resize_nearest")
+    return _resize_nearest(jnp.asarray(x), size, tuple(x.shape[1:3]))
+
+
+def resize_nearest_grad(dy, size):
+    """Gradient of resize_nearest: NHWC ``dy`` summed onto the forward input's ``size = (in_h, in_w)`` (or an
+    int: square), each pixel the float32 sum of the dy pixels that copied it, cast once to dy's dtype."""
+    size = _size(size, "resize_nearest_grad", "in_h, in_w")
+    _check(dy, "resize_nearest_grad")
+    _check_sizes(dy, size, "resize_nearest_grad", grad=True)
+    return _resize_nearest_grad(jnp.asarray(dy), size, tuple(dy.shape[1:3]))
