@@ -167,16 +167,23 @@ def test_the_plot_names_the_path_written(tmp_path, monkeypatch, capsys):
 
 # -- compile: files that are not HLO text, and readers that go away ------------------------------------
 
-@pytest.mark.parametrize("data, where", [(b"\xff\xfe\x00\x01", "byte 0xff at offset 0"),
-                                         ("HloModule m\n// é".encode() + b"\xe9 x", "byte 0xe9 at offset 17"),
-                                         (b"HloModule m\x00\n", "byte 0x00 at offset 11")])
-def test_compile_reports_a_file_that_is_not_utf8_text(data, where, tmp_path, capsys):
+@pytest.mark.parametrize("data, got, hint", [
+    (b"\xff\xfe\x00\x01", "4 bytes that protobuf cannot decode: an invalid field tag (field 2031, wire type 7) at byte 0",
+     "the file is damaged, or holds another kind of message: write the file again from its producer"),
+    ("HloModule m\n// é".encode() + b"\xe9 x", "20 bytes that protobuf cannot decode: an invalid field tag (field 13, "
+     "wire type 7) at byte 2", "the file reads as text up to byte 0xe9 at offset 17: if it is HLO or StableHLO text, "
+     "fix that byte (text must be UTF-8 without control characters)"),
+    (b"HloModule m\x00\n", "13 bytes that protobuf cannot decode: an invalid field tag (field 13, wire type 7) at "
+     "byte 2", "the file reads as text up to byte 0x00 at offset 11"),
+])
+def test_compile_reports_a_file_that_is_not_utf8_text(data, got, hint, tmp_path, capsys):
+    """Bytes that are not text are read as a serialized HloModuleProto: the proto reader says where they break."""
     path = tmp_path / "model.pb"
     path.write_bytes(data)
     code, out, err = run(["compile", str(path)], capsys)
     assert (code, out) == (1, "")
-    assert err == (f"compile requires HLO text (UTF-8), got '{path}' with {where}; binary HloModuleProto files "
-                   "are not supported yet: dump the module as text\n")
+    assert err.startswith(f"HloModuleProto requires a well-formed serialized message, got {got}; {hint}")
+    assert err.count("\n") == 1
 
 
 def test_compile_a_directory_or_a_device(tmp_path, capsys):

@@ -87,8 +87,10 @@ def test_compile_module_takes_a_module_too():
     compiled = compile_module(module)
     assert compiled.module is module and module.entry.instruction("upsample_nearest2d.1").opcode != "custom-call"
     assert str(compiled) == str(compile_module(resize_module("new")))
-    with pytest.raises(TypeError, match="compile_module takes HLO text or an HloModule, got bytes"):
-        compile_module(resize_module("new").encode())
+    assert str(compile_module(resize_module("new").encode())) == str(compiled)  # the text's bytes: the same
+    with pytest.raises(TypeError, match="compile_module takes HLO or StableHLO text, HloModuleProto bytes or an "
+                                        "HloModule, got int"):
+        compile_module(0)
 
 
 def test_load_takes_only_a_compiled_module():
