@@ -28,7 +28,18 @@ def test_verify_command_exit_codes(capsys):
     assert "exact" in capsys.readouterr().out
     assert cli.main(["verify", "--in", "1x30x20x8", "--out", "1x59x41x8", "--kernel", "seed"]) == 1
     out = capsys.readouterr().out
-    assert "NOT exact: 10 of 2,419 output pixels wrong" in out and "output (0, 1, 0): expected source (0, 0, 0)" in out
+    assert "NOT exact: 10 of 2,419 output pixels wrong" in out
+    assert "output (n=0, h=1, w=0): expected source (n=0, h=0, w=0), got source (n=0, h=1, w=0)" in out
+
+
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_out_takes_h_x_w_with_the_inputs_batch_and_channels(command, capsys):
+    assert cli.main([command, "--in", "2x30x20x8", "--out", "59x41", "--kernel", "seed"]) == (command == "verify")
+    assert "2x30x20x8 -> 2x59x41x8" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        cli.main([command, "--in", "2x30x20x8", "--out", "59x41x8"])
+    assert e.value.code == 2 and ("expected an output shape NxHxWxC like 1x59x38x8, or HxW like 59x38, got "
+                                  "'59x41x8'") in capsys.readouterr().err
 
 
 def test_verify_command_rejects_bad_shapes(capsys):

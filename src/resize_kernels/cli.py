@@ -87,6 +87,25 @@ def _shape(text: str) -> tuple:
     return dims
 
 
+def _out_shape(text: str) -> tuple:
+    """An output shape: NxHxWxC, or HxW (the input's batch and channels, as ``rk.resize_nearest`` takes (h, w))."""
+    try:
+        dims = tuple(int(d) for d in text.lower().split("x"))
+    except ValueError:
+        dims = ()
+    if len(dims) not in (2, 4) or min(dims) <= 0:
+        raise argparse.ArgumentTypeError(f"expected an output shape NxHxWxC like 1x59x38x8, or HxW like 59x38, "
+                                         f"got {text!r}")
+    return dims
+
+
+def _with_input_batch_and_channels(args) -> None:
+    """``--out HxW`` becomes (N, H, W, C) with --in's N and C."""
+    out, given = getattr(args, "out_shape", None), getattr(args, "in_shape", None)
+    if out is not None and len(out) == 2 and given is not None:
+        args.out_shape = (given[0], *out, given[3])
+
+
 def _int_from(low: int, what: str):
     """An argparse type: an integer >= ``low`` (``what`` names it in the usage error)."""
     def parse(text: str) -> int:
@@ -266,7 +285,8 @@ def _add_inspect_command(sub) -> None:
                                      "documented figures or fitted to public measurements, see machine/cost.py) and "
                                      "the first instructions of the program.")
     ins.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
-    ins.add_argument("--out", dest="out_shape", type=_shape, required=True, metavar="NxHxWxC", help="output shape")
+    ins.add_argument("--out", dest="out_shape", type=_out_shape, required=True, metavar="NxHxWxC",
+                     help="output shape (or HxW: --in's batch and channels)")
     ins.add_argument("--kernel", choices=KERNELS, default=None, help="kernel variant (default: the default kernel)")
     ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
     ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
@@ -305,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "any element is wrong or a read leaves the input, or (for --in/--out) when "
                                      "the kernel does not take the shape.")
     ver.add_argument("--in", dest="in_shape", type=_shape, metavar="NxHxWxC", help="input shape")
-    ver.add_argument("--out", dest="out_shape", type=_shape, metavar="NxHxWxC", help="output shape")
+    ver.add_argument("--out", dest="out_shape", type=_out_shape, metavar="NxHxWxC",
+                     help="output shape (or HxW: --in's batch and channels)")
     ver.add_argument("--kernel", choices=sorted(set(KERNELS + GRAD_KERNEL_NAMES)), default=None,
                      help="kernel variant (default: the default kernel, also with --sweep; with --grad, the "
                           "default gradient kernel)")
@@ -378,6 +399,7 @@ def main(argv=None) -> int:
             if args.command is None:
                 parser.print_help()
                 return 2
+            _with_input_batch_and_channels(args)
             return _run(args)
         finally:
             sys.stdout.flush()  # a reader that went away (| head) shows here, not at exit

@@ -70,13 +70,18 @@ class VerifyReport:
         lines = [head + f"NOT exact: {self.wrong_pixels:,} of {pixels} pixels wrong"]
         for out, want, got in self.first_wrong:
             if grad:
-                lines.append(f"  dx {out}: expected {want}, got {got}")
+                lines.append(f"  dx {_nhw(out)} channel 0: expected {want}, got {got}")
                 continue
-            got_text = "unwritten or a foreign element" if got is None else f"source {got}"
-            lines.append(f"  output {out}: expected source {want}, got {got_text}")
+            got_text = "unwritten or a foreign element" if got is None else f"source {_nhw(got)}"
+            lines.append(f"  output {_nhw(out)}: expected source {_nhw(want)}, got {got_text}")
         if self.wrong_pixels > len(self.first_wrong):
             lines.append(f"  ... {self.wrong_pixels - len(self.first_wrong):,} more")
         return "\n".join(lines)
+
+
+def _nhw(position) -> str:
+    """A pixel's (batch, row, column) with its axis names: (n=0, h=1, w=0)."""
+    return "(" + ", ".join(f"{axis}={int(i)}" for axis, i in zip("nhw", position)) + ")"
 
 
 def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
