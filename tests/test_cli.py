@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -5,17 +6,40 @@ from pathlib import Path
 import pytest
 
 import resize_kernels
+import resize_kernels as rk
 from resize_kernels import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_demo_runs_and_checks_bits(capsys):
+def row(out: str, label: str) -> list[str]:
+    """The demo's two cells (seed's, ours) of the table row ``label``."""
+    line = next(line for line in out.splitlines() if line.startswith("  " + label))
+    return re.split(r"\s{2,}", line.strip())[1:]
+
+
+def test_demo_sets_the_seed_beside_ours_and_checks_bits(capsys):
     assert cli.main(["demo", "--batch", "1", "--listing", "5"]) == 0
     out = capsys.readouterr().out
-    assert "program resize_nearest_fixed_dma_kernel" in out and "36 (18 indirect: gathers or scatters)" in out
-    assert "bit-identical to the reference (semantics.resize_nearest_reference): yes" in out
-    assert "bit-identical to torch.nn.functional.interpolate(mode='nearest'): yes" in out
+    seed = rk.trace_resize((1, 30, 20, 1280), (59, 38), kernel="seed")
+    ours = rk.trace_resize((1, 30, 20, 1280), (59, 38))
+    assert row(out, "instructions") == [f"{len(seed.instructions):,}", f"{len(ours.instructions):,}"]
+    assert row(out, "DMAs (bytes moved)")[0].startswith(f"{len(seed.dmas())} (")
+    assert row(out, "bit-identical to the reference") == ["yes", "yes"]
+    assert row(out, "bit-identical to F.interpolate") == ["yes", "yes"]
+    assert row(out, "wrong pixels at 30x20 -> 59x41") == ["10 of 2,419", "0 of 2,419"]
+    trn2 = rk.cost((1, 30, 20, 1280), (1, 59, 38, 1280), target="trn2")
+    assert row(out, "modelled time on trn2")[1] == f"{trn2.modelled_us:,.1f} us ({trn2.efficiency:.0%})"
+    assert "ours (auto: rows)" in out and "  0  gpsimd iota" in out  # the listing of ours, 5 instructions
+    assert "Next:" in out and "resize-kernels verify --sweep 64" in out
+
+
+def test_demo_without_torch_says_how_to_get_the_comparison(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_optional_torch", lambda: None)
+    assert cli.main(["demo", "--batch", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "F.interpolate" not in "".join(line for line in out.splitlines() if line.startswith("  bit-identical"))
+    assert "torch is not installed, so nothing was compared with F.interpolate: pip install" in out
 
 
 def test_help_lists_commands():
