@@ -9,6 +9,7 @@ from .lexer import HloParseError
 from .parser import parse_hlo_module
 from .printer import print_hlo_module
 from .shape import Shape, TupleShape
+from .stablehlo import StableHloParseError, UnsupportedOpError, parse_stablehlo
 
 __all__ = [
     "HloComputation",
@@ -19,8 +20,10 @@ __all__ = [
     "Literal",
     "Result",
     "Shape",
+    "StableHloParseError",
     "String",
     "TupleShape",
+    "UnsupportedOpError",
     "Window",
     "constant",
     "custom_call_module",
@@ -28,5 +31,6 @@ __all__ = [
     "module_format",
     "parse_hlo_module",
     "parse_module",
+    "parse_stablehlo",
     "print_hlo_module",
 ]
