@@ -2,6 +2,7 @@ import pytest
 
 from resize_kernels import cli
 from resize_kernels import verify
+from resize_kernels.verifier import sweep
 
 
 def test_exact_shape_reports_ok():
@@ -100,3 +101,14 @@ def test_check_plot_path(tmp_path):
                        (tmp_path / "no" / "a.png", "an existing directory"), ("/proc/a.png", "a writable file")]:
         with pytest.raises(InvalidValueError, match=match):
             check_plot_path(bad)
+
+
+def test_reports_print_one_line_and_a_table_in_notebooks():
+    report = verify((1, 30, 20, 8), (1, 59, 41, 8), kernel="seed")
+    assert repr(report) == ("<VerifyReport kernel 'seed': NHWC 1x30x20x8 -> 1x59x41x8: NOT exact: 10 of 2,419 "
+                            "output pixels wrong>")
+    html = report._repr_html_()
+    assert html.startswith("<table>") and "1x30x20x8 -&gt; 1x59x41x8" in html and "(n=0, h=1, w=0)" in html
+    result = sweep(4, "w")
+    assert repr(result).startswith("<SweepResult kernel 'auto', axis w: 16 (in, out) pairs in 1..4: all exact [")
+    assert "<td style='text-align:left'>1..4</td>" in result._repr_html_()

@@ -56,6 +56,15 @@ class VerifyReport:
     def applicable(self) -> bool:
         return self.not_applicable is None
 
+    def __repr__(self) -> str:
+        """One line (``str`` lists the wrong pixels)."""
+        return f"<VerifyReport {str(self).splitlines()[0]}>"
+
+    def _repr_html_(self) -> str:
+        return _html_table([("kernel", self.kernel), ("shape", _shapes(self.in_shape, self.out_shape)),
+                            ("result", str(self).splitlines()[0].split(": ", 2)[-1])]
+                           + [("first wrong", line.strip()) for line in str(self).splitlines()[1:4]])
+
     def __str__(self) -> str:
         grad = self.op == GRAD
         head = (f"{'gradient ' if grad else ''}kernel {self.kernel!r}: NHWC {'x'.join(map(str, self.in_shape))} -> "
@@ -77,6 +86,19 @@ class VerifyReport:
         if self.wrong_pixels > len(self.first_wrong):
             lines.append(f"  ... {self.wrong_pixels - len(self.first_wrong):,} more")
         return "\n".join(lines)
+
+
+def _shapes(in_shape, out_shape) -> str:
+    return "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
+
+
+def _html_table(rows) -> str:
+    """A two-column HTML table of (label, value) rows, escaped (a notebook's rich display)."""
+    import html
+
+    cells = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td style='text-align:left'>"
+                    f"{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return f"<table>{cells}</table>"
 
 
 def _nhw(position) -> str:
@@ -196,6 +218,16 @@ class SweepResult:
     @property
     def checked(self) -> int:
         return (self.n - self.low + 1) ** 2
+
+    def __repr__(self) -> str:
+        """One line (``summary()`` lists the failing pairs)."""
+        return f"<SweepResult {self.summary().splitlines()[0]} [{self.seconds:.1f} s]>"
+
+    def _repr_html_(self) -> str:
+        head, *rest = self.summary().splitlines()
+        return _html_table([("kernel", self.kernel), ("axis", self.axis), ("sizes", f"{self.low}..{self.n}"),
+                            ("pairs", f"{self.checked:,}"), ("result", head.split(": ")[-1]),
+                            ("time", f"{self.seconds:.1f} s")] + [("", line.strip()) for line in rest[:6]])
 
     @property
     def exact(self) -> int:

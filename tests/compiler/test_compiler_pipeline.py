@@ -2,6 +2,7 @@
 F.interpolate bit for bit; the compiler's output is data, the runtime runs it."""
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from resize_kernels.runtime import LoadedModule, load
 
 from conftest import assert_bits_equal, random_data
 from hlo_texts import NUMPY_DTYPES, resize_module
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def torch_interpolate(x: np.ndarray, size) -> np.ndarray:
@@ -141,3 +144,15 @@ def test_values_show_each_instruction(rng):
     values = compiled.values(x)
     assert list(values) == ["x.1", "transpose.2", "upsample_nearest2d.1", "transpose.3"]
     assert_bits_equal(values["upsample_nearest2d.1"], rk.resize_nearest(values["transpose.2"], (38, 59)))
+
+
+def test_a_compiled_module_prints_one_line_and_a_table_in_notebooks():
+    loaded = compile_hlo((ROOT / "examples" / "jax_train_step.pb").read_bytes())
+    assert repr(loaded) == ("<LoadedModule jit_train_step: 2 computations, 2 kernels: ffi_call.2 ResizeNearest "
+                            f"({len(loaded.programs[loaded.module.entry.instruction('ffi_call.2')].instructions)} "
+                            f"instructions), ffi_call.3 ResizeNearestGrad "
+                            f"({len(loaded.programs[loaded.module.entry.instruction('ffi_call.3')].instructions)} "
+                            "instructions)>")
+    assert repr(loaded.compiled).startswith("<CompiledModule jit_train_step: 2 computations, 2 kernels: ")
+    html = loaded._repr_html_()
+    assert "<b>jit_train_step</b>" in html and html.count("<tr>") == 3  # a header and a row per kernel

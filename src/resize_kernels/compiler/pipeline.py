@@ -79,6 +79,25 @@ class CompiledModule:
     module: HloModule
     programs: dict[HloInstruction, Program]
 
+    def __repr__(self) -> str:
+        """One line: the module and its kernels (``str`` prints the lowered HLO and each Program's summary)."""
+        kernels = [f"{inst.name} {inst.kernel_name} ({len(p.instructions):,} instructions)"
+                   for inst, p in list(self.programs.items())[:3]]
+        more = f", ... {len(self.programs) - 3} more" if len(self.programs) > 3 else ""
+        return (f"<CompiledModule {self.module.name}: {len(self.module.computations)} computations, "
+                f"{len(self.programs)} kernels" + (": " + ", ".join(kernels) + more if kernels else "") + ">")
+
+    def _repr_html_(self) -> str:
+        """A table of the kernels (a notebook's rich display); ``str`` has the whole lowered module."""
+        import html
+
+        rows = "".join(f"<tr><td>{html.escape(inst.name)}</td><td>{html.escape(str(inst.kernel_name))}</td>"
+                       f"<td>{html.escape(p.name)}</td><td>{len(p.instructions):,}</td></tr>"
+                       for inst, p in self.programs.items())
+        return (f"<p>CompiledModule <b>{html.escape(self.module.name)}</b>: {len(self.module.computations)} "
+                f"computations, {len(self.programs)} kernels</p><table><tr><th>instruction</th><th>kernel</th>"
+                f"<th>program</th><th>instructions</th></tr>{rows}</table>")
+
     def __str__(self) -> str:
         """The lowered HLO, then each kernel's Program summarised as comments (so the text still parses)."""
         lines = [print_hlo_module(self.module).rstrip("\n")]

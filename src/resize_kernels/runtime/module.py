@@ -35,6 +35,12 @@ class LoadedModule:
         """The planned entry computation, shared by every run."""
         return Executor(self.compiled.module, self.compiled.programs)
 
+    def __repr__(self) -> str:
+        return "<LoadedModule" + repr(self.compiled)[len("<CompiledModule"):]
+
+    def _repr_html_(self) -> str:
+        return self.compiled._repr_html_().replace("CompiledModule", "LoadedModule", 1)
+
     def __call__(self, *args):
         """Run on numpy arrays (one per entry parameter); the ROOT's value, a tuple for a tuple ROOT."""
         return self.executor(*args)
