@@ -198,7 +198,10 @@ def _sweep(args) -> int:
     client = _dask_client(args.dask) if args.dask else None
     results, ok = [], True
     try:
-        for axis in ["w", "h"] if args.axis == "both" else [args.axis]:
+        axes = ["w", "h"] if args.axis == "both" else [args.axis]
+        for k, axis in enumerate(axes, 1):
+            if len(axes) + bool(shapes) > 1:
+                print(f"[{k}/{len(axes) + bool(shapes)}] every (in, out) pair along {axis}", file=sys.stderr)
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
                            executor=client and client.get_executor(), op=op, checkpoint=args.checkpoint)
             head, *rest = result.summary().split("\n")
@@ -208,7 +211,12 @@ def _sweep(args) -> int:
     finally:
         client and client.close()
     if shapes:
-        reports = [(verify_grad if args.grad else verify)(i, o, args.kernel) for i, o in shapes]
+        from tqdm import tqdm
+
+        print(f"[{len(axes) + 1}/{len(axes) + 1}] {len(shapes)} random 2-D shapes", file=sys.stderr)
+        check = verify_grad if args.grad else verify
+        reports = [check(i, o, args.kernel) for i, o in tqdm(shapes, desc="random shapes", unit="shapes",
+                                                             disable=None)]
         refused = sum(not r.applicable for r in reports)
         bad = [r for r in reports if r.applicable and not r.ok]
         bad_random = [[list(r.in_shape), list(r.out_shape)] for r in bad]
