@@ -200,7 +200,7 @@ def _sweep(args) -> int:
     try:
         axes = ["w", "h"] if args.axis == "both" else [args.axis]
         for k, axis in enumerate(axes, 1):
-            if len(axes) + bool(shapes) > 1:
+            if len(axes) + bool(shapes) > 1 and sys.stderr.isatty():  # with the progress bars, which tqdm shows there
                 print(f"[{k}/{len(axes) + bool(shapes)}] every (in, out) pair along {axis}", file=sys.stderr)
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
                            executor=client and client.get_executor(), op=op, checkpoint=args.checkpoint)
@@ -213,7 +213,8 @@ def _sweep(args) -> int:
     if shapes:
         from tqdm import tqdm
 
-        print(f"[{len(axes) + 1}/{len(axes) + 1}] {len(shapes)} random 2-D shapes", file=sys.stderr)
+        if sys.stderr.isatty():
+            print(f"[{len(axes) + 1}/{len(axes) + 1}] {len(shapes)} random 2-D shapes", file=sys.stderr)
         check = verify_grad if args.grad else verify
         reports = [check(i, o, args.kernel) for i, o in tqdm(shapes, desc="random shapes", unit="shapes",
                                                              disable=None)]
