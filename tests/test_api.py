@@ -49,7 +49,8 @@ X = np.zeros((1, 4, 4, 2), np.float32)
     (lambda: rk.resize_nearest(X, (8, -3)), ValueError, "positive sizes, got output size -3"),
     (lambda: rk.resize_nearest(X, (8, 1 << 24)), ValueError, "below 2\\*\\*24"),
     (lambda: rk.resize_nearest(X, (8.0, 8)), TypeError, "integer sizes"),
-    (lambda: rk.resize_nearest(X, 8), TypeError, "output size as a pair"),
+    (lambda: rk.resize_nearest(X, 8.0), TypeError, "output size as a pair"),
+    (lambda: rk.resize_nearest(X, True), TypeError, "output size as a pair"),
     (lambda: rk.resize_nearest(X.astype(np.float64), (8, 8)), TypeError, "dtypes float32.*got float64"),
     (lambda: rk.resize_nearest(X.astype(np.complex64), (8, 8)), TypeError, "got complex64"),
     (lambda: rk.resize_nearest(X.tolist(), (8, 8)), TypeError, "requires a numpy array.*got list"),
@@ -66,3 +67,10 @@ def test_too_many_channels_for_sbuf():
     from resize_kernels.machine.errors import SbufCapacityError
     with pytest.raises(SbufCapacityError, match="loaded_tile_sbuf"):  # the seed's tiles hold every channel
         rk.trace_resize((1, 2, 2, 60000), (3, 3), kernel="seed")
+
+
+def test_an_int_size_means_square_as_torch_takes_it():
+    x = np.arange(2 * 3 * 5 * 2, dtype=np.float32).reshape(2, 3, 5, 2)
+    assert_bits_equal(rk.resize_nearest(x, 7), semantics.resize_nearest_reference(x, (7, 7)))
+    dy = np.ones((2, 7, 7, 2), np.float32)
+    assert_bits_equal(rk.resize_nearest_grad(dy, np.int64(4)), rk.resize_nearest_grad(dy, (4, 4)))

@@ -65,6 +65,8 @@ def _shapes(op: str, shape, size) -> tuple[tuple, tuple]:
     gradient it is the forward input's.
     """
     whose, names = ("output", "height, width") if op == "resize_nearest" else ("forward input", "in_h, in_w")
+    if isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)):
+        size = (size, size)  # an int means square, as torch's size= does
     h, w = contract.size_pair(op, size, whose, names)
     other = (shape[0], h, w, shape[3]) if isinstance(shape, (tuple, list)) and len(shape) == 4 else None
     if op == "resize_nearest":
@@ -164,7 +166,8 @@ def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = Non
 
 
 def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
-    """Nearest-neighbour resize of an NHWC array to ``size = (out_h, out_w)`` on the simulated NeuronCore.
+    """Nearest-neighbour resize of an NHWC array to ``size = (out_h, out_w)`` (an int: square) on the simulated
+    NeuronCore.
 
     Same result as ``torch.nn.functional.interpolate(mode="nearest")`` (asymmetric,
     floor) for the default kernel; ``kernel="seed"`` runs the seed's lowered kernel
