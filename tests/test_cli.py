@@ -1,6 +1,7 @@
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,7 @@ def test_ci_runs_the_readme_test_command():
 # Answers the command line in argv and says on stderr whether numpy was imported on the way.
 CLI_ALONE = """
 import sys
+import time
 from resize_kernels import cli
 try:
     code = cli.main(sys.argv[1:])
@@ -103,3 +105,15 @@ def test_the_parser_choices_are_the_registries():
 
     assert cli.KERNELS == tuple(sorted(FORWARD_KERNELS)) and cli.TARGETS == tuple(sorted(TARGETS))
     assert cli.GRAD_KERNEL_NAMES == tuple(sorted(GRAD_KERNELS))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["verify", "--in", "1x2x3"]])
+def test_help_and_usage_errors_answer_within_0_3_s(argv):
+    """The issue's budget for a newcomer's first command, wall time of a fresh interpreter (the best of three, so
+    that a busy machine's one slow start does not decide)."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "resize_kernels", *argv], capture_output=True, timeout=60)
+        times.append(time.perf_counter() - t0)
+    assert min(times) < 0.3, times
