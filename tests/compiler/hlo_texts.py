@@ -1,9 +1,11 @@
 """HLO texts for the compiler and runtime tests: the torch_xla-shaped resize module in both dump styles."""
 
+import re
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.hlo"))
@@ -51,3 +53,23 @@ def custom_call_module(operand: str = "f32[1,4,4,8]", result: str = "f32[1,8,8,8
     params = "".join(f"  p{i} = {operand} parameter({i})\n" for i in range(operands))
     names = ", ".join(f"p{i}" for i in range(operands))
     return f"HloModule m\n\nENTRY main {{\n{params}  ROOT rn = {result} custom-call({names}), {attributes}\n}}\n"
+
+
+# A rough tokenisation, independent of the lexers: blanks, strings, words, single characters.
+PIECES = re.compile(r'\s+|"(?:\\.|[^"\\\n])*"|[A-Za-z0-9_.%+\-]+|.', re.S)
+
+
+@st.composite
+def mutated(draw, texts: list[str]) -> str:
+    """One of ``texts`` cut short, or with one piece deleted or duplicated (the fuzz tests' inputs)."""
+    text = draw(st.sampled_from(texts))
+    pieces = PIECES.findall(text)
+    i = draw(st.integers(0, len(pieces) - 1))
+    kind = draw(st.sampled_from(["truncate", "delete", "duplicate"]))
+    if kind == "truncate":
+        return text[: draw(st.integers(0, len(text)))]
+    if kind == "delete":
+        del pieces[i]
+    else:
+        pieces.insert(i, pieces[i])
+    return "".join(pieces)

@@ -16,7 +16,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from resize_kernels import compile_hlo
 from resize_kernels.compiler.codegen import CodegenError
@@ -27,7 +26,7 @@ from resize_kernels.compiler.passes import ValidationError
 from resize_kernels.errors import ResourceError
 from resize_kernels.runtime import random_arguments
 
-from hlo_texts import ROOT
+from hlo_texts import ROOT, mutated
 
 EXAMPLES = ROOT / "examples"
 DATA = ROOT / "tests" / "compiler" / "data_stablehlo"
@@ -440,26 +439,8 @@ def test_a_constant_of_more_dimensions_than_numpy_has_is_a_parse_error():
 
 FUZZ_TEXTS = [p.read_text() for p in sorted(EXAMPLES.glob("*.mlir"))] + [
     p.read_text() for p in sorted(DATA.glob("*.mlir"))]
-PIECES = re.compile(r'\s+|"(?:\\.|[^"\\\n])*"|[A-Za-z0-9_.%+\-]+|.', re.S)
-
-
-@st.composite
-def mutated(draw):
-    text = draw(st.sampled_from(FUZZ_TEXTS))
-    pieces = PIECES.findall(text)
-    i = draw(st.integers(0, len(pieces) - 1))
-    kind = draw(st.sampled_from(["truncate", "delete", "duplicate"]))
-    if kind == "truncate":
-        return text[: draw(st.integers(0, len(text)))]
-    if kind == "delete":
-        del pieces[i]
-    else:
-        pieces.insert(i, pieces[i])
-    return "".join(pieces)
-
-
 @settings(max_examples=300, deadline=10_000, suppress_health_check=[HealthCheck.too_slow])
-@given(mutated())
+@given(mutated(FUZZ_TEXTS))
 def test_mutations_of_stablehlo_compile_or_raise_a_documented_error(text):
     try:
         compiled = compile_hlo(text)

@@ -227,7 +227,7 @@ class _Reader:
                   "convert to a known element type before saving the module")
         dims = tuple(proto.dimensions)
         if proto.tuple_shapes:
-            _fail(f"tuple elements only in a tuple shape, in {what}", f"an array shape with tuple elements")
+            _fail(f"tuple elements only in a tuple shape, in {what}", "an array shape with tuple elements")
         if any(proto.is_dynamic_dimension):
             _fail(f"static dimensions in {what}", "dynamic ones (is_dynamic_dimension)",
                   "give the module static shapes (pad to the bound)")

@@ -1006,16 +1006,16 @@ class _Parser(Cursor):
         self.pretty_other(op)
 
     def pretty_transpose(self, op: _Op) -> None:
-        op.operands.append(self.operand())
-        self.expect(",", "',' after the operand")
-        self.keyword_attr(op, "dims", "permutation", self.int_list)
-        self.optional_attr_dict(op)
-        self.function_result(op)
+        self.operand_and_dims(op, "permutation")
 
     def pretty_broadcast_in_dim(self, op: _Op) -> None:
+        self.operand_and_dims(op, "broadcast_dimensions")
+
+    def operand_and_dims(self, op: _Op, attribute: str) -> None:
+        """``%x, dims = [...] {attrs} : (type) -> type``: the dims are the op's ``attribute``."""
         op.operands.append(self.operand())
         self.expect(",", "',' after the operand")
-        self.keyword_attr(op, "dims", "broadcast_dimensions", self.int_list)
+        self.keyword_attr(op, "dims", attribute, self.int_list)
         self.optional_attr_dict(op)
         self.function_result(op)
 
