@@ -15,7 +15,7 @@ from resize_kernels import api, semantics
 from resize_kernels.compiler import registry as reg
 from resize_kernels.compiler.hlo import IntList, Literal, Shape, String, Window, parse_hlo_module, print_hlo_module
 from resize_kernels.compiler.passes import (ValidationError, average_pool_resize_grad, block_factors,
-                                            canonicalize_resize_grad, lower_resize_nearest,
+                                            canonicalize_resize_grad, inline_calls, lower_resize_nearest,
                                             lower_resize_nearest_grad, validate_resize)
 from resize_kernels.compiler.pipeline import PASSES
 from resize_kernels.kernels import resize_nearest_grad_auto_kernel
@@ -171,7 +171,8 @@ def test_equals_torch_autograd_to_float32_rounding(dy_dims, dx_dims, rng):
 # ----- the passes one at a time --------------------------------------------------------------
 
 def test_passes_run_validate_canonicalize_then_lower():
-    assert PASSES == (validate_resize, canonicalize_resize_grad, lower_resize_nearest, lower_resize_nearest_grad)
+    assert PASSES == (inline_calls, validate_resize, canonicalize_resize_grad, lower_resize_nearest,
+                      lower_resize_nearest_grad)
 
 
 def test_canonicalize_alone_rewrites_block_ratios_and_leaves_the_rest():

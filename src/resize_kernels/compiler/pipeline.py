@@ -23,6 +23,7 @@ from .hlo import HloInstruction, HloModule, parse_module, print_hlo_module
 from .passes import (
     average_pool_resize_grad,
     canonicalize_resize_grad,
+    inline_calls,
     lower_resize_nearest,
     lower_resize_nearest_grad,
     validate_resize,
@@ -31,9 +32,11 @@ from .registry import with_forward_kernel
 
 __all__ = ["PASSES", "CompiledModule", "compile_module", "run_passes"]
 
-#: The passes compile_module runs, in order: block-ratio gradients become reduce-window before anything is
-#: lowered to a kernel; the other gradients and every forward resize become InternalNativeNkiKernels.
+#: The passes compile_module runs, in order: calls are inlined first (so that a resize inside a called function is
+#: validated and lowered too); block-ratio gradients become reduce-window before anything is lowered to a kernel;
+#: the other gradients and every forward resize become InternalNativeNkiKernels.
 PASSES: tuple[Callable[[HloModule], None], ...] = (
+    inline_calls,
     validate_resize,
     canonicalize_resize_grad,
     lower_resize_nearest,

@@ -532,9 +532,9 @@ def _fusion(inst: _Instruction) -> None:
 
 
 _PLAIN = """abs add add-dependency after-all and atan2 bitcast bitcast-convert cbrt ceil clamp clz complex convert copy
-cos divide dynamic-update-slice erf exp expm1 floor imag is-finite log log1p logistic maximum minimum multiply negate
+cosine divide dynamic-update-slice erf exponential exponential-minus-one floor imag is-finite log log-plus-one logistic maximum minimum multiply negate
 not optimization-barrier or partition-id popcnt power real remainder replica-id reshape round-nearest-afz
-round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical sign sin sqrt stochastic-convert
+round-nearest-even rsqrt select shift-left shift-right-arithmetic shift-right-logical sign sine sqrt stochastic-convert
 subtract tan tanh tuple xor call while conditional""".split()
 #: opcode -> its attribute rule (which returns the payload of a parameter or constant).
 _OPCODES = {
