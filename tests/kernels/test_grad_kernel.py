@@ -168,7 +168,7 @@ DY = np.zeros((1, 8, 8, 2), np.float32)
     (lambda: rk.resize_nearest_grad(DY.astype(np.float64), (4, 4)), TypeError,
      "float32, float16, bfloat16, got float64; cast it with .astype"),
     (lambda: rk.resize_nearest_grad(DY.astype(np.int16), (4, 4)), TypeError, "got int16; a gradient is real-valued"),
-    (lambda: rk.resize_nearest_grad(DY, 4), TypeError, r"forward input size as a pair \(in_h, in_w\), got 4"),
+    (lambda: rk.resize_nearest_grad(DY, 4.0), TypeError, r"forward input size as a pair \(in_h, in_w\), got 4.0"),
     (lambda: rk.resize_nearest_grad(DY, (4, 4, 1)), TypeError, "as a pair"),
     (lambda: rk.resize_nearest_grad(DY, (4.0, 4)), TypeError, "integer sizes, got input size 4.0"),
     (lambda: rk.resize_nearest_grad(DY, (0, 4)), ValueError, "positive sizes, got input size 0"),
