@@ -61,7 +61,7 @@ def test_big_endian_arrays_are_resized_by_value(rng):
      errors.InvalidValueError, r"has no kernel \['auto'\]; choose one of"),
     (lambda: rk.trace_resize((1, 0, 5, 3), (4, 4)), errors.InvalidValueError, "positive sizes, got input size 0"),
     (lambda: rk.trace_resize((1, 5, 3), (4, 4)), errors.InvalidValueError, "in_shape as four positive integers"),
-    (lambda: rk.trace_resize((1, 5, 5, 3), 8), errors.InvalidTypeError, "output size as a pair"),
+    (lambda: rk.trace_resize((1, 5, 5, 3), 8.0), errors.InvalidTypeError, "output size as a pair"),
     (lambda: rk.trace_resize((1, 4.5, 5, 3), (4, 4)), errors.InvalidTypeError, "integer sizes, got input size 4.5"),
     (lambda: rk.trace_resize((1, 4, 5, 3), (4, 4), dtype="float64"), errors.InvalidTypeError, "dtypes"),
 ])

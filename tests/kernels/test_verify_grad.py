@@ -46,7 +46,7 @@ def test_a_misrouted_gradient_is_caught_with_its_pixels(broken):
     (pixel, want, got), *_ = report.first_wrong
     assert pixel == (0, 0, 0) and want != got
     assert "NOT exact: 4 of 12 input-gradient pixels wrong" in str(report)
-    assert f"dx (0, 0, 0): expected {want}, got {got}" in str(report)
+    assert f"dx (n=0, h=0, w=0) channel 0: expected {want}, got {got}" in str(report)
 
 
 def test_gradient_sweep_reports_the_broken_pairs(broken):
