@@ -48,6 +48,9 @@ from jax import lax  # noqa: E402
 from resize_kernels.semantics import source_index  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+# The protos' metadata name this script's file: keep the path from tests/ on, so that every checkout writes the
+# same bytes.
+jax.config.update("jax_hlo_source_file_canonicalization_regex", r".*/(?=tests/)")
 REFERENCE = False  # True while computing the expected values: the resize is then a gather
 
 
