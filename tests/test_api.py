@@ -74,3 +74,18 @@ def test_an_int_size_means_square_as_torch_takes_it():
     assert_bits_equal(rk.resize_nearest(x, 7), semantics.resize_nearest_reference(x, (7, 7)))
     dy = np.ones((2, 7, 7, 2), np.float32)
     assert_bits_equal(rk.resize_nearest_grad(dy, np.int64(4)), rk.resize_nearest_grad(dy, (4, 4)))
+
+
+def test_size_names_say_whose_size_it_is():
+    """The forward's size is the output's (torch's size=); the gradient's is the forward input's, named in_size in
+    every front end."""
+    import inspect
+
+    from resize_kernels.frontends import jax as rk_jax
+    from resize_kernels.frontends import torch as rk_torch
+    for forward, grad in ((rk.resize_nearest, rk.resize_nearest_grad), (rk_jax.resize_nearest, rk_jax.resize_nearest_grad)):
+        assert list(inspect.signature(forward).parameters)[1] == "size"
+        assert list(inspect.signature(grad).parameters)[1] == "in_size"
+    assert "SymInt[] in_size" in str(rk_torch.resize_nearest_grad._schema)
+    dy = np.ones((1, 6, 4, 1), np.float32)
+    assert_bits_equal(rk.resize_nearest_grad(dy, in_size=(3, 2)), semantics.resize_nearest_grad_reference(dy, (3, 2)))

@@ -55,3 +55,24 @@ def test_inspect_prints_the_modelled_cost_and_the_listing(capsys):
 def test_inspect_rejects_mismatched_shapes(capsys):
     assert cli.main(["inspect", "--in", "1x30x20x16", "--out", "2x59x38x16"]) == 1
     assert "equal batch and channels" in capsys.readouterr().err
+
+
+def test_programs_and_reports_print_a_line_and_a_table_in_notebooks():
+    program = rk.trace_resize((1, 30, 20, 64), (59, 38), kernel="seed")  # 6,120 instructions
+    assert repr(program) == (f"<Program {program.name}: {len(program.instructions):,} instructions, "
+                             f"{len(program.dmas()):,} DMAs, {sum(d.nbytes for d in program.dmas()):,} bytes moved>")
+    html = program._repr_html_()
+    assert len(html) < 2000 and f"<td style='text-align:left'>{len(program.instructions):,}</td>" in html
+    assert program.listing(3).count("\n") == 3 + len(program.inputs) + len(program.outputs) + 1  # on demand
+    report = rk.cost((2, 30, 20, 1280), (59, 38), dtype="bfloat16")
+    assert "\n" not in repr(report) and repr(report).startswith("<CostReport kernel ")
+    html = report._repr_html_()
+    assert f"{report.modelled_us:,.1f} us on trn1" in html and "efficiency" in html and "auto compared" in html
+
+
+@pytest.mark.parametrize("out", [(59, 38), [59, 38], 59])
+def test_cost_takes_the_output_size_as_resize_nearest_does(out):
+    hw = (out, out) if isinstance(out, int) else tuple(out)
+    full = rk.cost((2, 30, 20, 8), (2, *hw, 8))
+    assert rk.cost((2, 30, 20, 8), out).modelled_us == full.modelled_us
+    assert rk.verify((2, 30, 20, 8), out).out_shape == (2, *hw, 8)

@@ -68,3 +68,16 @@ def test_the_shell_commands_run_as_written(command, code, tmp_path):
     done = subprocess.run(shlex.split(command), capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
     assert done.returncode == code, (done.stdout[-2000:], done.stderr[-2000:])
     assert "Traceback" not in done.stderr
+
+
+def test_every_document_the_code_cites_ships_with_it():
+    """A newcomer can open every .md file the sources, tests, examples and benchmarks name (design documents
+    outside the repository are not cited: the facts are stated where they are used)."""
+    cited = set()
+    for folder in ("src", "tests", "examples", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            cited |= {(path, m) for m in re.findall(r"[\w./-]+\.md\b", path.read_text())}
+    cited |= {(ROOT / "README.md", m) for m in re.findall(r"[\w./-]+\.md\b", README)}
+    missing = [f"{path.relative_to(ROOT)} cites {name}" for path, name in cited
+               if not (ROOT / name).is_file() and not (path.parent / name).is_file()]
+    assert len(cited) >= 3 and not missing, missing

@@ -43,7 +43,7 @@ def test_large_axes_equal_torch():
 
 
 def test_float32_is_not_exact_rational():
-    # SEMANTICS.md: 2 -> 82 at oh = 41: float32 gives 0, exact floor(41*2/82) = 1.
+    # Where float32 and exact arithmetic part: 2 -> 82 at oh = 41: float32 gives 0, exact floor(41*2/82) = 1.
     assert semantics.source_index(2, 82)[41] == 0
     assert semantics.source_index_exact(2, 82)[41] == 1
     assert 41 in semantics.map_differences(2, 82)

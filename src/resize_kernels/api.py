@@ -187,8 +187,20 @@ def index_map(in_hw, out_hw) -> np.ndarray:
     return semantics.index_map(in_hw, out_hw)
 
 
+def nhwc_out_shape(in_shape, out_shape):
+    """``out_shape`` in full: an int (square) or (out_h, out_w) takes ``in_shape``'s batch and channels, as
+    ``resize_nearest``'s size does; an NHWC 4-tuple (or anything else, for the contract to judge) is kept."""
+    if isinstance(out_shape, (int, np.integer)) and not isinstance(out_shape, (bool, np.bool_)):
+        out_shape = (out_shape, out_shape)
+    if isinstance(in_shape, (tuple, list)) and len(in_shape) == 4 and isinstance(out_shape, (tuple, list)) \
+            and len(out_shape) == 2:
+        return (in_shape[0], *out_shape, in_shape[3])
+    return out_shape
+
+
 def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", dtype="float32") -> CostReport:
-    """Modelled cost of resizing NHWC ``in_shape`` to ``out_shape`` with ``kernel`` (None: the default) on ``target``.
+    """Modelled cost of resizing NHWC ``in_shape`` to ``out_shape`` (NHWC, or (out_h, out_w), or an int: square)
+    with ``kernel`` (None: the default) on ``target``.
 
     ``target`` is "trn1" (NeuronCore-v2) or "trn2" (v3). The report gives
     ``modelled_us``, ``roofline_us`` (the bytes the resize must move, each needed
@@ -199,7 +211,7 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     Every time in it is modelled, not measured.
     """
     target_params(target)
-    in_shape, out_shape = contract.resize_shapes("cost", in_shape, out_shape)
+    in_shape, out_shape = contract.resize_shapes("cost", in_shape, nhwc_out_shape(in_shape, out_shape))
     name = kernel_variant("resize_nearest", kernel)
     program = trace_resize(in_shape, out_shape[1:3], dtype, name)
     shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
@@ -230,11 +242,12 @@ def roofline_bytes(in_shape, out_shape, itemsize: int) -> int:
 REDUCE_WINDOW = "reduce_window"
 
 
-def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
+def resize_nearest_grad(dy: np.ndarray, in_size, kernel: str | None = None) -> np.ndarray:
     """Gradient of ``resize_nearest`` with respect to its input, on the simulated NeuronCore.
 
     ``dy`` is the NHWC gradient of the resized output (float32, float16 or
-    bfloat16) and ``size = (in_h, in_w)`` the forward input's height and width;
+    bfloat16) and ``in_size = (in_h, in_w)`` (an int: square) the forward input's
+    height and width;
     returns dx (N, in_h, in_w, C) of dy's dtype, where each pixel is the sum (not
     the mean) of dy over the output pixels that copied it, summed in float32 in
     the order ``semantics.resize_nearest_grad_reference`` specifies.
@@ -248,7 +261,7 @@ def resize_nearest_grad(dy: np.ndarray, size, kernel: str | None = None) -> np.n
     """
     op = "resize_nearest_grad"
     dy = _check_array(dy, op)
-    shape, other = _shapes(op, dy.shape, size)
+    shape, other = _shapes(op, dy.shape, in_size)
     dtype = _dtype(op, dy.dtype)
     blocks = block_factors(shape[1:3], other[1:3]) is not None
     if kernel == REDUCE_WINDOW and not blocks:

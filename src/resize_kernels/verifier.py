@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from . import contract, semantics
-from .api import kernel_variant, trace_resize, trace_resize_grad
+from .api import kernel_variant, nhwc_out_shape, trace_resize, trace_resize_grad
+from .display import html_table as _html_table
 from .errors import InvalidValueError, ResizeKernelsError
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
@@ -92,27 +93,19 @@ def _shapes(in_shape, out_shape) -> str:
     return "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
 
 
-def _html_table(rows) -> str:
-    """A two-column HTML table of (label, value) rows, escaped (a notebook's rich display)."""
-    import html
-
-    cells = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td style='text-align:left'>"
-                    f"{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return f"<table>{cells}</table>"
-
-
 def _nhw(position) -> str:
     """A pixel's (batch, row, column) with its axis names: (n=0, h=1, w=0)."""
     return "(" + ", ".join(f"{axis}={int(i)}" for axis, i in zip("nhw", position)) + ")"
 
 
 def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
-    """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` against the reference.
+    """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` (NHWC, or (out_h, out_w),
+    or an int: square) against the reference.
 
     Shapes outside the contract raise; a shape the contract accepts but the
     kernel refuses (InvalidValueError while tracing) gives a not-applicable report.
     """
-    in_shape, out_shape = contract.resize_shapes("verify", in_shape, out_shape)  # < 2**31 elements: int32 labels
+    in_shape, out_shape = contract.resize_shapes("verify", in_shape, nhwc_out_shape(in_shape, out_shape))  # < 2**31 elements: int32 labels
     name = kernel_variant("resize_nearest", kernel)
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
@@ -140,7 +133,8 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
 
 
 def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
-    """Check every element of the gradient kernel's dx for the forward NHWC ``in_shape`` -> ``out_shape``.
+    """Check every element of the gradient kernel's dx for the forward NHWC ``in_shape`` -> ``out_shape`` (NHWC,
+    or (out_h, out_w), or an int: square).
 
     The kernel runs on two float32 dy of shape ``out_shape``, and dx must equal
     ``semantics.resize_nearest_grad_reference`` bit for bit on both: distinct
@@ -148,7 +142,7 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     added twice changes a sum) and random normals (adding in another order changes
     the rounding). ``first_wrong`` lists ((b, h, w), expected, got) for channel 0.
     """
-    in_shape, out_shape = contract.resize_shapes("verify_grad", in_shape, out_shape)
+    in_shape, out_shape = contract.resize_shapes("verify_grad", in_shape, nhwc_out_shape(in_shape, out_shape))
     name = kernel_variant(GRAD, kernel)
     try:
         program = trace_resize_grad(out_shape, in_shape[1:3], "float32", name, cached=False, sources=False)

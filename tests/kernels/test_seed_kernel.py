@@ -57,7 +57,7 @@ def test_random_shapes(n, in_h, in_w, out_h, out_w, c, dtype, seed):
 
 
 def test_width_41_misplaces_pixels_as_its_arithmetic_says():
-    # SEMANTICS.md: 41 * float32(1/41) = 0.99999994, so p = 41 lands in row 0, column 41.
+    # The seed's defect: 41 * float32(1/41) = 0.99999994, so p = 41 lands in row 0, column 41.
     assert np.float32(41) * np.float32(1 / 41) < 1
     x = random_data(np.random.default_rng(0), (1, 30, 20, 3), np.float32)
     got = check_against_model(x, (59, 41))

@@ -151,10 +151,10 @@ def resize_nearest(x, size):
     return _resize_nearest(jnp.asarray(x), size, tuple(x.shape[1:3]))
 
 
-def resize_nearest_grad(dy, size):
-    """Gradient of resize_nearest: NHWC ``dy`` summed onto the forward input's ``size = (in_h, in_w)`` (or an
+def resize_nearest_grad(dy, in_size):
+    """Gradient of resize_nearest: NHWC ``dy`` summed onto the forward input's ``in_size = (in_h, in_w)`` (or an
     int: square), each pixel the float32 sum of the dy pixels that copied it, cast once to dy's dtype."""
-    size = _size(size, "resize_nearest_grad", "in_h, in_w")
+    in_size = _size(in_size, "resize_nearest_grad", "in_h, in_w")
     _check(dy, "resize_nearest_grad")
-    _check_sizes(dy, size, "resize_nearest_grad", grad=True)
-    return _resize_nearest_grad(jnp.asarray(dy), size, tuple(dy.shape[1:3]))
+    _check_sizes(dy, in_size, "resize_nearest_grad", grad=True)
+    return _resize_nearest_grad(jnp.asarray(dy), in_size, tuple(dy.shape[1:3]))

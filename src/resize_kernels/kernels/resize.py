@@ -1,8 +1,9 @@
 """resize_nearest_fixed_dma_kernel: the seed's lowered variant (private_nkl/resize.py), as written.
 
-Its arithmetic is kept, defects included (SEMANTICS.md): the reciprocal multiply
-misplaces pixels for widths such as 41, and float32 positions stop being exact at
-2**24. It is the ``kernel="seed"`` variant.
+Its arithmetic is kept, defects included (README, "What it is"; ``resize-kernels
+verify --kernel seed`` lists them): the reciprocal multiply misplaces pixels for
+widths such as 41, and float32 positions stop being exact at 2**24. It is the
+``kernel="seed"`` variant.
 """
 
 from __future__ import annotations

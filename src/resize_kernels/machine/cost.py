@@ -103,6 +103,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..display import html_table
 from ..errors import InvalidValueError
 from . import dtypes
 from .access import AccessPattern
@@ -592,6 +593,20 @@ class CostReport:
     def __repr__(self) -> str:
         return (f"<CostReport {self.label or self.program} on {self.target}: modelled {self.modelled_us:,.1f} us, "
                 f"{sum(self.instructions.values()):,} instructions, {self.dma_count:,} DMAs>")
+
+    def _repr_html_(self) -> str:
+        """The headline figures as a table (a notebook's rich display); ``str`` has the engines and DMA shapes."""
+        rows = [("modelled", f"{self.modelled_us:,.1f} us on {self.target}")]
+        if self.roofline_us is not None:
+            rows.append(("roofline", f"{self.roofline_us:,.1f} us: efficiency {self.efficiency:.0%} (modelled)"))
+        if self.candidates:
+            rows.append(("auto compared (modelled)", ", ".join(
+                f"{k} {v:,.1f} us" for k, v in sorted(self.candidates.items(), key=lambda kv: kv[1]))))
+        rows += [(engine, f"{self.instructions[engine]:,} instructions, busy {self.busy_us[engine]:,.1f} us (modelled)")
+                 for engine in ("vector", "gpsimd", "scalar")]
+        rows.append(("dma", f"{self.dma_count:,} transfers ({self.dma_indirect:,} indirect), {self.dma_bytes:,} bytes, "
+                            f"busy {self.busy_us['dma']:,.1f} us summed over {self.params.dma_engines} engines (modelled)"))
+        return html_table(rows, caption=f"cost of {self.label or 'program ' + self.program}")
 
     def __str__(self) -> str:
         p, tag = self.params, f"({self.target} cost model)"

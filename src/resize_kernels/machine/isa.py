@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..display import html_table
 from ..errors import InvalidValueError
 from . import dtypes
 from .access import AccessPattern
@@ -441,6 +442,18 @@ class Program:
         if len(shown) < len(self.instructions):
             lines.append(f"  ... {len(self.instructions) - len(shown)} more instructions")
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """One line (a traced Program has thousands of instructions: ``listing()`` or ``str`` prints them)."""
+        dmas = self.dmas()
+        return (f"<Program {self.name}: {len(self.instructions):,} instructions, {len(dmas):,} DMAs, "
+                f"{sum(d.nbytes for d in dmas):,} bytes moved>")
+
+    def _repr_html_(self) -> str:
+        """The summary as a table (a notebook's rich display); ``listing()`` has every instruction."""
+        rows = [line.strip().split(":", 1) for line in self.summary().splitlines()[1:]]
+        return html_table([("instructions", f"{len(self.instructions):,}")] + [(k, v.strip()) for k, v in rows],
+                          caption=f"Program {self.name}")
 
     def __str__(self) -> str:
         return self.listing()
