@@ -1,6 +1,7 @@
 """rk.cost and ``resize-kernels inspect``: the public face of the cost model."""
 
 import collections
+import re
 
 import pytest
 
@@ -76,3 +77,12 @@ def test_cost_takes_the_output_size_as_resize_nearest_does(out):
     full = rk.cost((2, 30, 20, 8), (2, *hw, 8))
     assert rk.cost((2, 30, 20, 8), out).modelled_us == full.modelled_us
     assert rk.verify((2, 30, 20, 8), out).out_shape == (2, *hw, 8)
+
+
+def test_the_report_names_the_rows_kernels_schedule():
+    """The rows kernels' schedule knobs are chosen by modelled time; the report says which it took."""
+    report = rk.cost((2, 30, 20, 1280), (59, 38), dtype="bfloat16")
+    assert re.match(r"kernel 'sourcerows' \(auto's pick; schedule: column chunks x[124]\), 2x30x20x1280", report.label)
+    report = rk.cost((4, 100, 100, 128), (70, 70), dtype="float16", kernel="rows")
+    assert re.match(r"kernel 'rows' \(schedule: (balanced|whole) tiles, column chunks x[124]\), ", report.label)
+    assert rk.cost((4, 100, 100, 128), (70, 70), kernel="exact").label.startswith("kernel 'exact', ")

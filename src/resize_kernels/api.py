@@ -20,7 +20,7 @@ from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
 from .compiler.pipeline import compile_module
 from .errors import InvalidTypeError, InvalidValueError, ResourceError
-from .kernels import DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_KERNELS, forward_kernel_for
+from .kernels import DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_KERNELS, forward_kernel_for, kernel_schedule
 from .kernels.dispatch import candidate_times
 from .machine.cost import CostReport, program_cost, target_params
 from .machine.isa import Program
@@ -215,14 +215,17 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     name = kernel_variant("resize_nearest", kernel)
     program = trace_resize(in_shape, out_shape[1:3], dtype, name)
     shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
-    picked = ""
+    notes, candidates = [], None
+    itemsize = program.inputs[0].dtype.itemsize
     if name == "auto":
-        itemsize = program.inputs[0].dtype.itemsize
-        name, picked = forward_kernel_for(in_shape, out_shape, itemsize), " (auto's pick)"
-        candidates = candidate_times(in_shape, out_shape, itemsize)
-    report = program_cost(program, target, label=f"kernel {name!r}{picked}, {shapes} {dtype}")
-    if picked:
-        report.candidates = candidates
+        name, candidates = forward_kernel_for(in_shape, out_shape, itemsize), candidate_times(in_shape, out_shape,
+                                                                                              itemsize)
+        notes.append("auto's pick")
+    schedule = kernel_schedule(name, in_shape, out_shape, itemsize)
+    notes += [f"schedule: {schedule}"] if schedule else []
+    note = f" ({'; '.join(notes)})" if notes else ""
+    report = program_cost(program, target, label=f"kernel {name!r}{note}, {shapes} {dtype}")
+    report.candidates = candidates
     report.roofline_us = roofline_bytes(in_shape, out_shape, program.inputs[0].dtype.itemsize) / (
         report.params.peak_dma_gbps * 1e3)
     return report

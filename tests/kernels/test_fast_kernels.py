@@ -168,8 +168,8 @@ def test_sd2_default_uses_fewer_instructions_and_dmas_and_moves_fewer_bytes():
     exact = rk.trace_resize(SD2_IN, SD2_OUT[1:3], kernel="exact")
     assert len(default.instructions) < len(exact.instructions)
     assert len(default.dmas()) < 0.75 * len(exact.dmas())
-    assert default.counts()["iota"] == 1  # one index graph for the whole resize
-    # each output row's source row gathered once, not each output pixel's source pixel
+    assert default.counts().get("iota", 0) <= 1  # at most one index graph for the whole resize (none: direct loads)
+    # each source row (or each output row's source row) moved once, not each output pixel's source pixel
     assert sum(d.nbytes for d in default.dmas()) < 0.85 * sum(d.nbytes for d in exact.dmas())
 
 

@@ -9,7 +9,15 @@ import resize_kernels as rk
 from resize_kernels import semantics
 from resize_kernels.kernels.plan import (MAX_PERIOD, AxisPlan, _PeriodicStretches, _ScannedStretches, column_groups,
                                          split_runs)
-from resize_kernels.kernels.rows import TILE_BYTES, rows_instruction_count
+from resize_kernels.errors import InvalidValueError
+from resize_kernels.kernels.columns import TILE_BYTES
+from resize_kernels.kernels.rows import (DEFAULT_SCHEDULE, TILINGS, resize_nearest_rows_kernel, rows_instruction_count,
+                                         rows_schedule_for)
+from resize_kernels.kernels.schedule import CHUNK_FACTORS
+from resize_kernels.machine.cost import program_cost, target_params
+from resize_kernels.machine.simulator import run
+from resize_kernels.nki.tensor import TensorSpec
+from resize_kernels.nki.tracer import trace
 from resize_kernels.kernels.plan import plan_resize
 from resize_kernels.kernels import forward_kernel_for
 from resize_kernels.verifier import axis_shapes, sweep
@@ -117,10 +125,47 @@ def test_transfers_span_all_partitions_and_tiles_stay_in_budget():
     assert program.sbuf_high_water <= 4 * TILE_BYTES + 4096  # source and output tiles, double-buffered
 
 
-def test_batches_pack_into_balanced_tiles():
-    program = rk.trace_resize((4, 100, 100, 128), (70, 70), "float16", kernel="rows")  # 280 output rows
-    stores = [d for d in program.dmas() if not d.dst.is_sbuf]
-    assert sorted(d.src.shape[0] for d in stores) == [92, 94, 94]  # not 8 tiles of 35 rows
+def test_batches_pack_into_balanced_or_whole_tiles():
+    def tiles(schedule):
+        program = trace(resize_nearest_rows_kernel, TensorSpec((4, 100, 100, 128), np.float16), out_shape=(4, 70, 70, 128),
+                        schedule=schedule)  # 280 output rows
+        return sorted(d.src.shape[0] for d in program.dmas() if not d.dst.is_sbuf)
+    assert tiles(("balanced", 1)) == [92, 94, 94]  # not 8 tiles of 35 rows
+    assert tiles(("whole", 1)) == [24, 128, 128]  # whole tiles, the rest in a piece of at most 64
+    assert tiles(("whole", 2)) == [24, 24, 128, 128, 128, 128]  # two column chunks each
+
+
+def test_the_schedule_is_chosen_by_modelled_time():
+    """Large outputs take the schedule with the lowest modelled time (trn1 and trn2), small ones the default."""
+    assert rows_schedule_for((1, 30, 20, 8), (1, 59, 38, 8), 4) == DEFAULT_SCHEDULE  # 72 KB of output
+    shapes = ((4, 100, 100, 128), (4, 70, 70, 128))
+    chosen = rows_schedule_for(*shapes, 2)
+
+    def score(schedule):
+        program = trace(resize_nearest_rows_kernel, TensorSpec(shapes[0], np.float16), out_shape=shapes[1],
+                        schedule=schedule)
+        return sum(program_cost(program, t).modelled_us * target_params(t).peak_dma_gbps for t in ("trn1", "trn2"))
+    assert score(chosen) == min(score((t, f)) for t in TILINGS for f in CHUNK_FACTORS)
+    assert chosen != DEFAULT_SCHEDULE  # here whole tiles in column chunks beat the balanced tiles
+
+
+def test_a_schedule_outside_the_knobs_is_refused():
+    with pytest.raises(InvalidValueError, match=r"resize_nearest_rows_kernel requires a schedule .* got \('tall', 1\)"):
+        trace(resize_nearest_rows_kernel, TensorSpec((1, 4, 4, 1), np.float32), out_shape=(1, 8, 8, 1),
+              schedule=("tall", 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 90), st.integers(1, 40), st.integers(1, 300), st.integers(1, 60),
+       st.sampled_from([1, 3, 130, 700]), st.sampled_from(TILINGS), st.sampled_from(CHUNK_FACTORS),
+       st.sampled_from(["float32", "bfloat16", "uint8"]), st.integers(0, 2**32 - 1))
+def test_every_schedule_equals_the_reference(n, in_h, in_w, out_h, out_w, c, tiling, factor, dtype, seed):
+    """Every schedule is exact, not only the ones the small shapes of the sweeps take (the default)."""
+    dt = np.dtype(rk.machine.dtypes.as_dtype(dtype))
+    x = random_data(np.random.default_rng(seed), (n, in_h, in_w, c), dt)
+    program = trace(resize_nearest_rows_kernel, x, out_shape=(n, out_h, out_w, c), schedule=(tiling, factor),
+                    sources=False)
+    assert_bits_equal(run(program, [x])[0], semantics.resize_nearest_reference(x, (out_h, out_w)))
 
 
 def test_few_rows_rotate_over_partition_ranges():
@@ -134,9 +179,12 @@ def test_few_rows_rotate_over_partition_ranges():
                                               ((1, 37, 53, 96), (101, 97)), ((3, 4000, 3, 2), (3, 5)),
                                               ((2, 5, 7, 3), (300, 13)), ((5, 3, 4, 2), (40, 9))])
 def test_instruction_count_bounds_the_trace(in_shape, out_hw):
-    program = rk.trace_resize(in_shape, out_hw, kernel="rows")
-    count = rows_instruction_count(plan_resize(in_shape, (in_shape[0], *out_hw, in_shape[3])), 4)
-    assert len(program.instructions) <= count <= 10 * len(program.instructions) + 64
+    out_shape = (in_shape[0], *out_hw, in_shape[3])
+    for schedule in [rows_schedule_for(in_shape, out_shape, 4)] + [(t, f) for t in TILINGS for f in CHUNK_FACTORS]:
+        program = trace(resize_nearest_rows_kernel, TensorSpec(in_shape, np.float32), out_shape=out_shape,
+                        schedule=schedule, sources=False)
+        count = rows_instruction_count(plan_resize(in_shape, out_shape), 4, schedule)
+        assert len(program.instructions) <= count <= 10 * len(program.instructions) + 600, schedule
 
 
 def test_the_defaults_sweeps_prove_rows():

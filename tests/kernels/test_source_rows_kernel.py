@@ -10,7 +10,11 @@ from resize_kernels import semantics
 from resize_kernels.errors import InvalidValueError
 from resize_kernels.kernels import forward_kernel_for
 from resize_kernels.kernels.plan import plan_resize
-from resize_kernels.kernels.rows import source_rows_instruction_count
+from resize_kernels.kernels.schedule import CHUNK_FACTORS
+from resize_kernels.kernels.sourcerows import (resize_nearest_source_rows_kernel, source_rows_instruction_count,
+                                               source_rows_schedule_for)
+from resize_kernels.machine.simulator import run
+from resize_kernels.nki.tracer import trace
 from resize_kernels.verifier import sweep
 
 from conftest import DTYPES, assert_bits_equal, random_data
@@ -42,10 +46,34 @@ def test_random_shapes_equal_the_reference(n, in_h, in_w, out_h, out_w, c, dtype
     check(random_data(np.random.default_rng(seed), (n, in_h, in_w, c), dt), (out_h, out_w))
 
 
-def test_wide_pixels_are_the_rows_kernels():
-    with pytest.raises(InvalidValueError, match="requires pixels under 512 B.*kernel='rows'"):
-        rk.trace_resize((1, 30, 20, 1280), (59, 38), kernel="sourcerows")
-    assert source_rows_instruction_count(plan_resize((1, 30, 20, 1280), (1, 59, 38, 1280)), 4) is None
+def test_a_downsample_by_2_or_more_is_the_rows_kernels():
+    with pytest.raises(InvalidValueError, match="requires column chunks that read the span.*kernel='rows'"):
+        rk.trace_resize((1, 30, 60, 256), (15, 20), kernel="sourcerows")  # 1 KiB pixels, 3x down
+    assert source_rows_instruction_count(plan_resize((1, 30, 60, 256), (1, 15, 20, 256)), 4) is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_shape, out_hw", [
+    ((2, 30, 20, 160), (59, 38)),  # the SD2 upsample's maps, pixels of 640 B (float32) or 320 B (2 bytes)
+    ((1, 7, 5, 300), (20, 13)),  # irregular groups of rows and columns
+    ((2, 3, 1, 9000), (5, 1)),  # pixels wider than a tile: channel chunks
+    ((3, 9, 9, 600), (4, 17)),  # a downsample of the height, an upsample of the width
+])
+def test_wide_pixels_repeat_rows_and_columns_in_the_stores(in_shape, out_hw, dtype, rng):
+    program = rk.trace_resize(in_shape, out_hw, "bfloat16" if dtype is DTYPES[1] else np.dtype(dtype).name,
+                              kernel="sourcerows")
+    wide = in_shape[3] * np.dtype(dtype).itemsize >= 512
+    assert (program.counts().get("tensor_copy", 0) == 0) or not wide  # no copies: the stores repeat the pixels
+    check(random_data(rng, in_shape, dtype), out_hw)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 100), st.integers(1, 20), st.integers(1, 200), st.integers(1, 40),
+       st.sampled_from([130, 700]), st.sampled_from(["float32", "bfloat16", "uint8"]), st.integers(0, 2**32 - 1))
+def test_random_wide_shapes_equal_the_reference(n, in_h, in_w, out_h, out_w, c, dtype, seed):
+    dt = np.dtype(rk.machine.dtypes.as_dtype(dtype))
+    assume(source_rows_instruction_count(plan_resize((n, in_h, in_w, c), (n, out_h, out_w, c)), dt.itemsize))
+    check(random_data(np.random.default_rng(seed), (n, in_h, in_w, c), dt), (out_h, out_w))
 
 
 def test_loads_are_direct_and_each_source_row_is_read_once():
@@ -53,16 +81,36 @@ def test_loads_are_direct_and_each_source_row_is_read_once():
     loads = [d for d in program.dmas() if d.dst.is_sbuf]
     assert not any(d.is_indirect for d in program.dmas())  # no index tile, no descriptors written by GpSimd
     assert sum(d.dst.size for d in loads) == 256 * 256 * 3
-    count = source_rows_instruction_count(plan_resize((1, 256, 256, 3), (1, 511, 383, 3)), 1)
+    count = source_rows_instruction_count(plan_resize((1, 256, 256, 3), (1, 511, 383, 3)), 1,
+                                          source_rows_schedule_for((1, 256, 256, 3), (1, 511, 383, 3), 1))
     assert len(program.instructions) <= count
 
 
 def test_auto_takes_it_where_it_is_modelled_fastest():
     assert forward_kernel_for((1, 256, 256, 3), (1, 511, 383, 3), 1) == "sourcerows"  # RGB: half the rows to expand
-    assert forward_kernel_for((2, 30, 20, 1280), (2, 59, 38, 1280), 2) == "rows"  # wide pixels
+    assert forward_kernel_for((2, 30, 20, 1280), (2, 59, 38, 1280), 2) == "sourcerows"  # SD2: each source row once
+    assert forward_kernel_for((8, 192, 192, 256), (8, 64, 64, 256), 4) == "strided"  # 3x down: not a span
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])
 def test_per_axis_sweep_1_to_64(axis):
     result = sweep(64, axis, "sourcerows", jobs=2)
     assert not result.failures, result.summary()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 300), st.integers(1, 60), st.integers(1, 300), st.integers(1, 200),
+       st.sampled_from([1, 3, 4, 64]), st.sampled_from(CHUNK_FACTORS), st.sampled_from(["float32", "bfloat16", "uint8"]),
+       st.integers(0, 2**32 - 1))
+def test_every_chunk_factor_equals_the_reference(n, in_h, in_w, out_h, out_w, c, factor, dtype, seed):
+    """Every schedule is exact, not only the one the small shapes of the sweeps take (factor 1); the count of
+    instructions bounds the trace's."""
+    dt = np.dtype(rk.machine.dtypes.as_dtype(dtype))
+    plan = plan_resize((n, in_h, in_w, c), (n, out_h, out_w, c))
+    count = source_rows_instruction_count(plan, dt.itemsize, factor)
+    assume(count)
+    x = random_data(np.random.default_rng(seed), (n, in_h, in_w, c), dt)
+    program = trace(resize_nearest_source_rows_kernel, x, out_shape=(n, out_h, out_w, c), schedule=factor,
+                    sources=False)
+    assert len(program.instructions) <= count
+    assert_bits_equal(run(program, [x])[0], semantics.resize_nearest_reference(x, (out_h, out_w)))

@@ -17,8 +17,8 @@ from .grad import resize_nearest_grad_kernel
 from .grad_rows import grad_rows_applies, grad_rows_is_short, resize_nearest_grad_rows_kernel
 from .plan import plan_resize
 from .rowreuse import ROW_REUSE_MAX_DMAS, resize_nearest_row_reuse_kernel, row_reuse_dma_count
-from .rows import (resize_nearest_rows_kernel, resize_nearest_source_rows_kernel, rows_instruction_count,
-                   source_rows_instruction_count)
+from .rows import resize_nearest_rows_kernel, rows_instruction_count, rows_schedule_for
+from .sourcerows import resize_nearest_source_rows_kernel, source_rows_instruction_count, source_rows_schedule_for
 from .strided import resize_nearest_strided_kernel
 from .twopass import resize_nearest_two_pass_kernel
 
@@ -80,7 +80,9 @@ def _times(in_shape: tuple, out_shape: tuple, itemsize: int) -> tuple:
     if out_bytes < SMALL_OUTPUT_BYTES:
         return ()
     plan = plan_resize(in_shape, out_shape)
-    counts = {"rows": rows_instruction_count(plan, itemsize), "sourcerows": source_rows_instruction_count(plan, itemsize),
+    counts = {"rows": rows_instruction_count(plan, itemsize, rows_schedule_for(in_shape, out_shape, itemsize)),
+              "sourcerows": source_rows_instruction_count(plan, itemsize,
+                                                          source_rows_schedule_for(in_shape, out_shape, itemsize)),
               "strided": 0 if plan.integer_ratios else None,
               "batched": batched_dma_count(plan, itemsize),
               "rowreuse": row_reuse_dma_count(plan, itemsize, limit=min(ROW_REUSE_MAX_DMAS, DISPATCH_BUDGET)),
@@ -99,6 +101,18 @@ def _times(in_shape: tuple, out_shape: tuple, itemsize: int) -> tuple:
             continue
         times.append((name, program_cost(program, DISPATCH_TARGET).modelled_us))
     return tuple(times)
+
+
+def kernel_schedule(name: str, in_shape, out_shape, itemsize: int = 4) -> str | None:
+    """The schedule a forward kernel takes for NHWC ``in_shape`` -> ``out_shape`` when none is given, in words
+    (the rows kernels' knobs, chosen by modelled time on large outputs), or None for kernels without knobs."""
+    in_shape, out_shape = contract.resize_shapes("kernel_schedule", in_shape, out_shape)
+    if name == "rows":
+        tiling, factor = rows_schedule_for(in_shape, out_shape, itemsize)
+        return f"{tiling} tiles, column chunks x{factor}"
+    if name == "sourcerows":
+        return f"column chunks x{source_rows_schedule_for(in_shape, out_shape, itemsize)}"
+    return None
 
 
 def resize_nearest_auto_kernel(data_tensor, out_shape):

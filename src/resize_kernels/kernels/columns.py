@@ -1,0 +1,171 @@
+"""Column chunks of the rows kernels: how an output row's columns are cut, gathered and repeated on chip.
+
+Shared by the rows and source-rows kernels (rows.py, sourcerows.py). ``column_plan`` cuts the width into chunks
+of equal width, each with its runs of equal source column (``plan.AxisPlan.runs``) and its column groups (runs
+of columns with one repeat and one stride, ``plan.column_groups``), and decides per chunk whether its source
+columns are read as one span and whether its columns repeat by a copy per group or one nc_n_gather per row;
+``expand_columns`` makes a chunk's output columns on chip from its source columns.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from ..machine.cost import TARGETS
+from ..nki import isa as nisa
+from ..nki import language as nl
+from .dma import broadcast_pairs
+from .helpers import scaled_floor
+from .plan import RowRun, column_groups, split_runs
+
+
+#: Bytes per partition of one data tile; two tiles (sources, output row) double-buffered stay under 128 KiB.
+TILE_BYTES = 32 * 1024
+#: The same for wide pixels, whose columns repeat in the stores: one source tile, double-buffered.
+WIDE_TILE_BYTES = 48 * 1024
+#: A pixel of at least this many bytes is a good DMA descriptor: repeat columns in the store's access pattern.
+WIDE_PIXEL_BYTES = 512
+
+
+@dataclass(frozen=True)
+class ColumnChunk:
+    """Output columns j0 .. j0 + nj - 1 of a row: their runs of equal source column, and how they move.
+
+    ``groups`` is None where the columns repeat by one nc_n_gather per row (narrow whole pixels, more column
+    groups than ``_most_copies`` allows, a gathered span); ``spanned``: one read of the span of source columns.
+    """
+
+    j0: int
+    nj: int
+    runs: list[RowRun]
+    groups: list | None
+    spanned: bool
+
+    @property
+    def shrink(self) -> bool:
+        """Every output column its own source column (no run repeats)."""
+        return len(self.runs) == self.nj
+
+    @property
+    def contiguous(self) -> bool:
+        """The source columns are consecutive (runs' sources strictly increase)."""
+        return self.runs[-1].src - self.runs[0].src + 1 == len(self.runs)
+
+
+@functools.lru_cache(maxsize=64)
+def column_plan(plan, item: int, min_chunks: int = 1):
+    """(channels per chunk, wide pixels?, column chunks, output rows per partition); at least ``min_chunks`` chunks
+    where the width has columns enough."""
+    in_c = plan.in_shape[3]
+    cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
+    wide = cc * item >= WIDE_PIXEL_BYTES
+    budget = WIDE_TILE_BYTES if wide else TILE_BYTES  # wide pixels need no output tile: a larger source tile
+    cols = max(1, min(budget // (cc * item), -(-plan.w.out_size // min_chunks)))  # output columns per chunk at most
+    cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
+    out_w, runs = plan.w.out_size, plan.w.runs
+    chunks, index_bytes = [], 0  # the column index tiles of the chunks that gather their columns: live throughout
+    for j0 in range(0, out_w, cols):
+        nj = min(cols, out_w - j0)
+        whole = nj == out_w and plan.w.max_repeat <= cols  # the whole map in one chunk (a sweep's shapes)
+        chunk_runs = runs if whole else split_runs(runs, j0, j0 + nj, cols)
+        spanned = _spanned(chunk_runs, cc * item)
+        gathers = not wide and cc == in_c and spanned and index_bytes + nj * in_c * 4 <= GATHER_INDEX_BYTES
+        groups = column_groups(chunk_runs, _most_copies(nj * in_c) if gathers else None)
+        index_bytes += nj * in_c * 4 if groups is None else 0
+        chunks.append(ColumnChunk(j0, nj, chunk_runs, groups, spanned))
+    nj_max = max(chunk.nj for chunk in chunks)
+    per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
+    return cc, wide, tuple(chunks), max(1, (WIDE_TILE_BYTES if wide else 2 * TILE_BYTES) // per_row)
+
+
+#: Bytes a DMA engine moves in the time it takes for one descriptor (D2 on trn1: 10 ns x 17 B/ns): reading a
+#: source column the chunk does not need costs less than a descriptor per needed column below this pixel size.
+DESCRIPTOR_BYTES = TARGETS["trn1"].descriptor_ns * TARGETS["trn1"].dma_engine_gbps
+
+
+def _spanned(runs, pixel_bytes: int) -> bool:
+    """Whether to gather the whole span of a chunk's source columns, one descriptor per row (descriptors of
+    gathers are written by GpSimd, one at a time), rather than a descriptor per needed column (one per run):
+    where it reads at most twice the columns it needs, or where the extra bytes cost less than the descriptors
+    they save and the span fits a tile."""
+    span, needed = runs[-1].src - runs[0].src + 1, len(runs)
+    return span <= 2 * needed or (span * pixel_bytes <= TILE_BYTES
+                                   and (span - needed) * pixel_bytes <= needed * DESCRIPTOR_BYTES)
+
+
+#: A chunk of narrow pixels with more column groups than this (and than ``_most_copies`` allows) repeats its
+#: columns with one nc_n_gather per row (150 GpSimd cycles per 512 elements + one per element, E3c) instead of a
+#: tensor_copy per group (80 cycles + N each, E2), its column index built once (three to five instructions) while
+#: the chunks' indexes fit GATHER_INDEX_BYTES per partition.
+GATHER_MIN_GROUPS = 8
+GATHER_INDEX_BYTES = 32 * 1024
+
+
+def _most_copies(elements: int) -> int:
+    """Column groups a row of ``elements`` elements repeats by copies at most: more, and the fixed cycles of their
+    copies (E2) pass those of one nc_n_gather (E3c) over the row."""
+    params = TARGETS["trn1"]
+    gather_fixed = params.gpsimd_fixed_cycles * -(-elements // 512)
+    return max(GATHER_MIN_GROUPS, gather_fixed // params.vector_fixed_cycles)
+
+
+def column_index_tile(plan, j0: int, nj: int, s0: int, c: int, top: int):
+    """A uint32 (top, nj * c) tile, the same on every partition: element (j, ch) holds (src_w(j0 + j) - s0) * c + ch,
+    the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads."""
+    pos = nl.ndarray((top, nj, c), dtype=nl.int32, name="out_col")
+    nisa.iota(pos, pattern=[[1, nj], [0, c]], offset=j0, channel_multiplier=0)
+    index = nl.ndarray((top, nj * c), dtype=nl.uint32, name="column_index")
+    if c == 1 and s0 == 0 and plan.w.limit is None:  # the floor is the index: exact in float32, cast to uint32
+        nisa.activation(index, "floor", pos.ap(pattern=[[nj, top], [1, nj]]), scale=plan.w.scale)
+        return index
+    src = scaled_floor(pos, plan.w.scale, plan.w.limit, "src_w")  # floor(float32(j) * float32(in_w / out_w))
+    flat = src.ap(pattern=[[nj * c, top], [1, nj * c]])
+    if c == 1:  # src_w - s0, exact in float32 (values below 2**24), cast to uint32
+        nisa.tensor_scalar(index, flat, op0=nl.subtract, operand0=s0)
+        return index
+    nisa.tensor_scalar(src, src, op0=nl.subtract, operand0=s0, op1=nl.multiply, operand1=c)  # first element
+    nisa.iota(pos, pattern=[[0, nj], [1, c]], offset=0, channel_multiplier=0)  # plus the channel
+    nisa.tensor_tensor(index, flat, pos.ap(pattern=[[nj * c, top], [1, nj * c]]), op=nl.add)
+    return index
+
+
+def tile_elements(tile) -> int:
+    """Elements per partition of an SBUF tile: the partition step of its access patterns."""
+    return math.prod(tile.shape[1:])
+
+
+def expand_columns(sources, expanded, q0, p, k_rows, ns, chunk, c, groups, at, column_index):
+    """Write the chunk's output columns, rows of nj * c elements, to partitions q0 .. q0 + p - 1 of ``expanded``
+    from ``sources`` (rows of ns source columns, column ``src`` at ``at(src)``): one nc_n_gather per row with the
+    chunk's ``column_index``, else a tensor_copy per column group."""
+    nj, j0 = chunk.nj, chunk.j0
+    src_part, out_part = tile_elements(sources), tile_elements(expanded)
+    if column_index is not None:  # one in-partition gather per row: output element e reads source element index[e]
+        for k in range(k_rows):
+            # dst: row k of partitions q0.., its nj * c elements; data: the row's span of ns * c source elements
+            nisa.nc_n_gather(dst=expanded.ap(pattern=[[out_part, p], [1, nj * c]], offset=q0 * out_part + k * nj * c),
+                             data=sources.ap(pattern=[[src_part, p], [1, ns * c]], offset=q0 * src_part + k * ns * c),
+                             indices=column_index[q0:q0 + p, 0:nj * c])
+        return
+    busy = {nisa.vector_engine: 0.0, nisa.gpsimd_engine: 0.0}
+    for g in groups:  # narrow pixels: repeat columns on chip
+        src_step = at(g.src0 + g.src_step) - at(g.src0) if g.count > 1 else 0
+        s_pairs, d_pairs = broadcast_pairs(
+            [[src_part, p], [ns * c, k_rows], [src_step * c, g.count], [0, g.repeat], [1, c]],  # sources
+            [[out_part, p], [nj * c, k_rows], [g.out_step * c, g.count], [c, g.repeat], [1, c]])  # outputs
+        # the vector engine or GpSimd, whichever is done first (both copy bit-exactly; on trn2 side by side)
+        engine = min(busy, key=lambda e: busy[e] + _copy_ns(e, k_rows * g.count * g.repeat * c))
+        busy[engine] += _copy_ns(engine, k_rows * g.count * g.repeat * c)
+        nisa.tensor_copy(dst=expanded.ap(pattern=d_pairs, offset=q0 * out_part + (g.out0 - j0) * c),
+                         src=sources.ap(pattern=s_pairs, offset=q0 * src_part + at(g.src0) * c), engine=engine)
+
+
+def _copy_ns(engine, elements: int) -> float:
+    """A tensor_copy's time on the engine, on trn2 (where the vector engine and GpSimd copy side by side):
+    fixed cycles (E2, E3b) plus one cycle per element, at the engine's clock."""
+    p = TARGETS["trn2"]
+    if engine == nisa.vector_engine:
+        return (p.vector_fixed_cycles + max(p.vector_floor_cycles, elements)) / p.clock_ghz
+    return (p.gpsimd_fixed_cycles + max(p.vector_floor_cycles, elements)) / p.gpsimd_ghz

@@ -1,0 +1,217 @@
+"""resize_nearest_source_rows_kernel: source rows on partitions, each loaded once, its output rows written by stores.
+
+Where the rows kernel (rows.py) gathers each output row's source row, this loads the height's runs of equal
+source row (one per partition, by direct DMAs: no index tile, no descriptors for GpSimd to write) and repeats
+them in the stores' access patterns, so that an upsampled height reads each source row once. Its columns are
+the rows kernels' (columns.py), its moves scheduled as theirs (schedule.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from .. import contract
+from ..errors import InvalidValueError
+from ..nki import isa as nisa
+from ..nki import language as nl
+from .columns import column_index_tile, column_plan, expand_columns, tile_elements
+from .dma import broadcast_pairs
+from .plan import column_groups, plan_resize
+from .schedule import CHUNK_FACTORS, MIN_BLOCKS, TUNE_INSTRUCTIONS, TUNE_MIN_BYTES, balance, buffer_count, tuned
+
+
+@functools.lru_cache(maxsize=1024)
+def source_rows_schedule_for(in_shape: tuple, out_shape: tuple, item: int) -> int:
+    """The source-rows kernel's chunk factor for NHWC shapes and an itemsize (see ``tuned``; 1 where it does not
+    apply)."""
+    plan = plan_resize(in_shape, out_shape)
+    count = source_rows_instruction_count(plan, item)
+    if math.prod(out_shape) * item < TUNE_MIN_BYTES or count is None or count > TUNE_INSTRUCTIONS:
+        return 1
+    return tuned(resize_nearest_source_rows_kernel, [list(CHUNK_FACTORS)], in_shape, out_shape, item)
+
+
+def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
+    """Nearest-neighbour resize with source rows on partitions: each loaded once, its output rows written by stores.
+
+    Layouts, dtypes and constraints: those of ``resize_nearest_rows_kernel``, and
+    column chunks that read the span of their source columns (``_spanned``:
+    upsamples and shallow downsamples; else InvalidValueError: the rows kernel
+    applies). Where rows puts output rows on partitions (a gather of each one's
+    source row, its descriptors written by GpSimd, and the columns repeated once
+    per output row), this puts the map's runs of equal source row on partitions,
+    in balanced tiles of up to 128: a tile's source rows come in direct loads of
+    arithmetic progressions of rows (one for an upsample, whose rows are
+    consecutive; no index tile, no descriptors to write), and its runs, cut into
+    groups with one source step, one output step and one repeat
+    (``plan.column_groups`` on rows), go out in one store per group whose SBUF
+    side repeats the partition with a step-0 pair. Narrow pixels have their
+    columns repeated on chip once per source row, as rows does it (copies per
+    column group, or nc_n_gather); wide pixels (WIDE_PIXEL_BYTES or more) in the
+    stores too, one per row group and column group, each repeating the pixel
+    with step-0 pairs. Moves (batch, tile, column chunk, channel chunk) number
+    at least MIN_BLOCKS, times ``schedule``, the chunk factor (None:
+    ``source_rows_schedule_for``'s, chosen by modelled time on large outputs);
+    each takes the 8-aligned partitions whose DMA engines carry the least so far,
+    and the loads run ahead of copies and stores in a pool of buffers, as in the
+    rows kernel. An upsample of the height (RGB images, masks, tall outputs, the
+    SD2 UNet's) repeats fewer rows: each source row is read once.
+    """
+    name = "resize_nearest_source_rows_kernel"
+    in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
+    plan = plan_resize(in_shape, out_shape)
+    in_b, in_h, in_w, in_c = in_shape
+    out_b, out_h, out_w, _ = out_shape
+    dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
+    factor = source_rows_schedule_for(in_shape, out_shape, item) if schedule is None else schedule
+    if factor not in CHUNK_FACTORS:
+        raise InvalidValueError(f"{name} requires a schedule (chunk factor) in {CHUNK_FACTORS}, got {schedule!r}")
+    columns = _source_row_columns(plan, item, factor)
+    if columns is None:
+        raise InvalidValueError(f"{name} requires column chunks that read the span of their source columns (an "
+                                f"upsample or a shallow downsample of the width), got {in_shape} -> {out_shape} "
+                                f"{dtype}; use kernel='rows'")
+    cc, wide, chunks = columns
+    out_tensor = nl.ndarray(out_shape, dtype=dtype, buffer=nl.shared_hbm, name="out_tensor")
+    data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
+    row_in, row_out = in_w * in_c, out_w * in_c
+    tiles = _source_row_tiles(plan)
+    moves = [(b, t, k, c0) for b in range(in_b) for t in range(len(tiles)) for k in range(len(chunks))
+             for c0 in range(0, in_c, cc)]
+    out_rows = [sum(g.count * g.repeat for _, _, g in groups) for _, groups, _ in tiles]  # output rows per tile
+    spans = [chunk.runs[-1].src - chunk.runs[0].src + 1 for chunk in chunks]
+    # each move on the 8-aligned partitions whose DMA engines carry the least so far: its loads and its stores
+    starts, _ = balance([(tiles[t][0], (spans[k] + chunks[k].nj * out_rows[t] // tiles[t][0]) * min(cc, in_c - c0))
+                       for _, t, k, c0 in moves], nl.tile_size.pmax)
+    top = max(q0 + tiles[t][0] for q0, (_, t, _, _) in zip(starts, moves))
+    column_index = {k: column_index_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c, top)
+                    for k, chunk in enumerate(chunks) if chunk.groups is None}
+
+    src_elements = max(spans[k] * min(cc, in_c - c0) for _, _, k, c0 in moves)
+    out_elements = max([chunks[k].nj * min(cc, in_c - c0) for _, _, k, c0 in moves
+                        if not wide and not (chunks[k].shrink and chunks[k].contiguous)] or [0])
+    buffers = buffer_count((src_elements + out_elements) * item)  # taken in turn, as in the rows kernel
+    pmax = nl.tile_size.pmax
+    src_pool = [nl.ndarray((pmax, src_elements), dtype=dtype, name="row_sources") for _ in range(buffers)]
+    out_pool = [nl.ndarray((pmax, out_elements), dtype=dtype, name="row_out") for _ in range(buffers)
+                ] if out_elements else [None] * buffers
+
+    def load(n):
+        """Move n's source rows, chunk columns and channels, to partitions q0 .. q0 + p - 1 of its buffer."""
+        (b, t, k, c0), q0 = moves[n], starts[n]
+        sources = src_pool[n % buffers]
+        part, s0, ns, c = tile_elements(sources), chunks[k].runs[0].src, spans[k], min(cc, in_c - c0)
+        for q, count, src0, src_step in tiles[t][2]:
+            # load: [src_step * row_in, count] source rows in arithmetic progression (consecutive ones for an
+            # upsample); [in_c, ns] the span's columns from s0; [1, c] channels. SBUF: partitions q0 + q ..
+            nisa.dma_copy(dst=sources.ap(pattern=[[part, count], [c, ns], [1, c]], offset=(q0 + q) * part),
+                          src=data_rows.ap(pattern=[[src_step * row_in, count], [in_c, ns], [1, c]],
+                                           offset=(b * in_h + src0) * row_in + s0 * in_c + c0))
+
+    # software-pipelined as in the rows kernel: loads run buffers - 1 moves ahead of the copies and stores
+    for n in range(min(buffers - 1, len(moves))):
+        load(n)
+    for n in nl.static_range(len(moves)):
+        if n + buffers - 1 < len(moves):
+            load(n + buffers - 1)
+        (b, t, k, c0), q0 = moves[n], starts[n]
+        p, groups, _ = tiles[t]
+        chunk, c, sources = chunks[k], min(cc, in_c - c0), src_pool[n % buffers]
+        s0, ns, nj, j0 = chunk.runs[0].src, spans[k], chunk.nj, chunk.j0
+        if wide:  # repeat rows and columns in the stores' SBUF-side patterns: a descriptor per pixel
+            part = tile_elements(sources)
+            for q, step, g in groups:
+                for cg in chunk.groups:
+                    col_step = cg.src_step * c if cg.count > 1 else 0
+                    src, dst = broadcast_pairs(
+                        [[step * part, g.count],  # SBUF: the row group's partitions q0 + q, q0 + q + step, ..
+                         [0, g.repeat],  # each repeated: step 0
+                         [col_step, cg.count],  # the column group's source columns
+                         [0, cg.repeat],  # each repeated: step 0
+                         [1, c]],  # channels
+                        [[g.out_step * row_out, g.count],  # HBM: the row group's first output rows
+                         [row_out, g.repeat],  # their repeats, adjacent
+                         [cg.out_step * in_c, cg.count],  # the column group's first output columns
+                         [in_c, cg.repeat],  # their repeats, adjacent
+                         [1, c]])  # channels from c0
+                    nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=(b * out_h + g.out0) * row_out
+                                                    + cg.out0 * in_c + c0),
+                                  src=sources.ap(pattern=src, offset=(q0 + q) * part + (cg.src0 - s0) * c))
+            continue
+        if chunk.shrink and chunk.contiguous:  # the sources are the output columns
+            expanded = sources
+        else:
+            expanded = out_pool[n % buffers]
+            expand_columns(sources, expanded, q0, p, 1, ns, chunk, c, chunk.groups, lambda src, s0=s0: src - s0,
+                            column_index.get(k))
+        part = tile_elements(expanded)
+        cols = [[in_c, nj], [1, c]] if c < in_c else [[1, nj * c]]
+        sbuf_cols = [[c, nj], [1, c]] if c < in_c else [[1, nj * c]]
+        for q, step, g in groups:
+            # store: partitions q0 + q, q0 + q + step, .. ([0, repeat]: each repeat times) -> output rows
+            # out0 + j * out_step + r ([row_out, repeat]); the chunk's columns and channels
+            src, dst = broadcast_pairs([[step * part, g.count], [0, g.repeat], *sbuf_cols],
+                                       [[g.out_step * row_out, g.count], [row_out, g.repeat], *cols])
+            nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=(b * out_h + g.out0) * row_out + j0 * in_c + c0),
+                          src=expanded.ap(pattern=src, offset=(q0 + q) * part))
+    return out_tensor
+
+
+def _source_row_columns(plan, item: int, factor: int = 1):
+    """(channels per chunk, wide pixels?, column chunks) of the source-rows kernel, or None where it does not
+    apply: a chunk whose columns are not read as a span."""
+    cc, wide, chunks, _ = column_plan(plan, item, _source_row_chunks(plan) * factor)
+    return None if not all(chunk.spanned for chunk in chunks) else (cc, wide, chunks)
+
+
+def _source_row_chunks(plan) -> int:
+    """Column chunks the source-rows kernel cuts rows into at least: enough for MIN_BLOCKS pieces of work (tiles
+    of runs x chunks) over all batches, so that loads, copies and stores of successive pieces overlap."""
+    tiles = plan.in_shape[0] * -(-len(plan.h.runs) // nl.tile_size.pmax)
+    blocks = -(-MIN_BLOCKS // tiles)
+    return blocks
+
+
+def _source_row_tiles(plan) -> list:
+    """The height's runs in tiles of up to 128 (one per partition): [(partitions, stores, loads)]. A store is
+    (first partition, partition step, row group), a row group being a ColumnGroup of rows (its runs at
+    partitions q, q + step, ..); a load is (first partition, partitions, first source row, source row step):
+    the tile's source rows cut into arithmetic progressions (one for an upsample, whose rows are consecutive)."""
+    runs, pmax = plan.h.runs, nl.tile_size.pmax
+    size = -(-len(runs) // -(-len(runs) // pmax))  # balanced: no short last tile on few DMA engines
+    tiles = []
+    for i in range(0, len(runs), size):
+        tile = runs[i:i + size]
+        where = {r.first: n for n, r in enumerate(tile)}
+        stores = [(where[g.out0], where[g.out0 + g.out_step] - where[g.out0] if g.count > 1 else 1, g)
+                  for g in column_groups(tile)]
+        loads = []
+        for n, r in enumerate(tile):
+            if loads and (loads[-1][1] == 1 or r.src - tile[n - 1].src == loads[-1][3]):
+                q, count, src0, _ = loads[-1]
+                loads[-1] = (q, count + 1, src0, r.src - tile[n - 1].src)
+            else:
+                loads.append((n, 1, r.src, 1))
+        tiles.append((len(tile), stores, loads))
+    return tiles
+
+
+def source_rows_instruction_count(plan, item: int, factor: int = 1) -> int | None:
+    """The instructions the source-rows kernel traces for ``plan``, an itemsize and a chunk factor, or None where it
+    does not apply."""
+    in_c = plan.in_shape[3]
+    columns = _source_row_columns(plan, item, factor)
+    if columns is None:
+        return None
+    cc, wide, chunks = columns
+    tiles = _source_row_tiles(plan)
+    if wide:  # a store per row group and column group, no copies
+        per_batch = sum(len(loads) * len(chunks) + len(stores) * sum(len(chunk.groups) for chunk in chunks)
+                        for _, stores, loads in tiles)
+        copies = 0
+    else:
+        per_batch = sum(len(stores) + len(loads) for _, stores, loads in tiles) * len(chunks)
+        copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None else len(chunk.groups)
+                     for chunk in chunks) * len(tiles)
+    return 8 * len(chunks) + plan.in_shape[0] * (per_batch + copies) * -(-in_c // cc)
