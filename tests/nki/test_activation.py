@@ -66,3 +66,10 @@ def test_bad_arguments_name_the_problem(kw, message):
     op = kw.pop("op")
     with pytest.raises(InvalidValueError, match=message):
         activation_program(np.zeros((4, 2), np.float32), op, np.float32, **kw)
+
+
+def test_floor_of_minus_zero_times_one_plus_zero_is_plus_zero():
+    """x * 1.0 + 0.0 is made even when it looks like the identity: -0.0 * 1 + 0 = +0.0, whose floor is +0.0."""
+    x = np.array([[-0.0], [0.0], [-1.5]], np.float32)
+    (got,) = run(activation_program(x, nl.floor, np.float32, scale=1.0, bias=0.0), [x])
+    assert got.view(np.uint32).tolist() == np.array([[0.0], [0.0], [-2.0]], np.float32).view(np.uint32).tolist()

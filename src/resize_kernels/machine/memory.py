@@ -11,6 +11,7 @@ never-written data shows up in results.
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import time
 from dataclasses import dataclass
@@ -181,11 +182,66 @@ def _gib(nbytes: int) -> str:
     return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 
+def aliased_storage(shape) -> tuple[np.ndarray, np.ndarray | None]:
+    """Byte storage of ``shape`` (for an SBUF), and a second view of the same memory at other addresses; None for the
+    second where the system cannot map memory twice (then the storage is a plain array).
+
+    numpy copies between two views of one array through a temporary whenever
+    their address ranges interleave, as those of any two tiles spanning several
+    partitions do, even when they share no byte; a copy reading its source through
+    the second view is a single pass. Linux's ``memfd_create`` makes the two
+    mappings; they are shared, so a forked process must make storage of its own.
+    """
+    nbytes = math.prod(shape)
+    try:
+        fd = os.memfd_create("sbuf", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):  # not Linux, or not allowed
+        return np.empty(shape, np.uint8), None
+    try:
+        os.ftruncate(fd, nbytes)
+        first, second = mmap.mmap(fd, nbytes), mmap.mmap(fd, nbytes)
+    except OSError:
+        return np.empty(shape, np.uint8), None
+    finally:
+        os.close(fd)
+    return np.frombuffer(first, np.uint8).reshape(shape), np.frombuffer(second, np.uint8).reshape(shape)
+
+
 def poisoned(shape, dtype=np.uint8) -> np.ndarray:
     """Fresh memory: every byte 0xFF."""
     out = np.empty(shape, dtype)
     out.view(np.uint8).fill(POISON_BYTE)
     return out
+
+
+#: At most this many separate fills re-poison one memory (``poisoner``); more runs of bytes are merged.
+MAX_POISON_RUNS = 64
+
+
+def poisoner(mask: np.ndarray, itemsize: int = 1):
+    """A function poisoning, in a flat byte array, the elements the flat bool ``mask`` marks (of ``itemsize``
+    bytes each); None when none are marked.
+
+    A simulator that knows which bytes a run may read before writing poisons only
+    those, not all of fresh memory. The marked elements are filled run by run; past
+    MAX_POISON_RUNS runs, those across the smallest gaps are merged, which poisons a
+    few unmarked bytes too: harmless, since all of fresh memory may be poisoned.
+    """
+    if not mask.any():
+        return None
+    padded = np.zeros(mask.size + 2, bool)
+    padded[1:-1] = mask
+    edges = np.flatnonzero(padded[1:] != padded[:-1])  # where runs of marked elements start and end, in turn
+    starts, ends = edges[0::2], edges[1::2]
+    if len(starts) > MAX_POISON_RUNS:
+        cuts = np.sort(np.argpartition(starts[1:] - ends[:-1], -(MAX_POISON_RUNS - 1))[-(MAX_POISON_RUNS - 1):])
+        starts, ends = np.r_[starts[0], starts[cuts + 1]], np.r_[ends[cuts], ends[-1]]
+    runs = [(int(s) * itemsize, int(e) * itemsize) for s, e in zip(starts, ends)]
+
+    def poison(flat: np.ndarray) -> None:
+        for start, end in runs:
+            flat[start:end] = POISON_BYTE
+    return poison
 
 
 def extents(*reaches: dict) -> tuple:

@@ -6,12 +6,22 @@ the work itself; ``run(program, inputs)`` is the one-shot form. Engines compute
 in float32 and cast their results (``dtypes.cast``); DMAs copy bits. Every
 address is bounds-checked: direct patterns when the Program is traced, indirect
 ones (which depend on data) here, as each gather runs.
+
+Running a Program often is cheaper still, with the same bits: from the third
+run on, only memory the Program can read before writing it is poisoned
+(``Executable._poison_plan``), gathers reuse the copies planned for their last
+(checked) index, and engine instructions on small tiles reuse their last result
+while their sources' bits stay the same (``_memoized``). Copies between tiles
+read through a second mapping of the SBUF (``memory.aliased_storage``), which
+spares numpy a temporary copy.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import os
 import threading
 
 import numpy as np
@@ -36,9 +46,121 @@ from .isa import (
     TensorReduce,
     TensorTensor,
 )
-from .memory import NUM_PARTITIONS, POISON_BYTE, HbmTensor, check_host_memory, poisoned, sbuf_view
+from .memory import (HOST_MEMORY_SHARE, NUM_PARTITIONS, POISON_BYTE, HbmTensor, aliased_storage, check_host_memory,
+                     host_memory_available, poisoned, poisoner, sbuf_view)
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+#: A copy of at least _SPLIT_MIN_ELEMENTS elements is split along short inner axes (at most _SHORT_AXIS elements)
+#: into at most _MAX_PARTS copies.
+_SPLIT_MIN_ELEMENTS, _SHORT_AXIS, _MAX_PARTS = 4096, 4, 16
+
+
+def _short_inner_axis(shape: tuple, dst_strides: tuple, src_strides: tuple) -> int | None:
+    """The axis to split a large copy along, if any: a short one (a few elements, such as the 2 or 3 pixels a
+    nearest upsample repeats, or 3 channels) that numpy would loop over innermost.
+
+    ``np.copyto`` loops innermost over the destination's axis of smallest stride,
+    merged with the next where both arrays are contiguous across them; an inner
+    loop of 2 elements costs about a loop call per 2 elements. Copying one index of
+    that axis at a time puts a longer axis innermost: several times faster.
+    """
+    if math.prod(shape) < _SPLIT_MIN_ELEMENTS:
+        return None
+    axes = sorted((k for k, n in enumerate(shape) if n > 1), key=lambda k: abs(dst_strides[k]))
+    if len(axes) < 2:
+        return None
+    inner, outer = axes[0], axes[1]
+    n = shape[inner]
+    merged = all(strides[outer] == n * strides[inner] for strides in (dst_strides, src_strides))
+    if n > _SHORT_AXIS or merged or max(shape[k] for k in axes[1:]) < 4 * n:
+        return None
+    return inner
+
+
+def _copy_parts(shape: tuple, dst_strides: tuple, src_strides: tuple) -> list | None:
+    """Index tuples splitting a copy along its short inner axes (``_short_inner_axis``, again on each part) until
+    a long axis is innermost; None where one copy is best."""
+    shape, split = list(shape), {}
+    while (axis := _short_inner_axis(shape, dst_strides, src_strides)) is not None:
+        if math.prod(split.values()) * shape[axis] > _MAX_PARTS:
+            break
+        split[axis], shape[axis] = shape[axis], 1
+    if not split:
+        return None
+    parts = []
+    for ks in itertools.product(*map(range, split.values())):
+        part = [slice(None)] * len(shape)
+        for axis, k in zip(split, ks):
+            part[axis] = k
+        parts.append(tuple(part))
+    return parts
+
+
+def _may_overlap(a: AccessPattern, b: AccessPattern) -> bool:
+    """Whether two direct patterns may reach common bytes: on one HBM tensor, or on SBUF tiles whose byte columns
+    (each tile spans its partitions from 0 at the same addresses) meet."""
+    if a.is_sbuf != b.is_sbuf:
+        return False
+    if not a.is_sbuf:
+        return a.tensor is b.tensor
+    s, t = a.tensor, b.tensor
+    return s.address < t.address + t.bytes_per_partition and t.address < s.address + s.bytes_per_partition
+
+
+#: A gather copies rows run by run where each copy moves at least this many bytes (see Executable._gather), and
+#: looks for row maps repeating with a period of up to _MAX_PERIOD partitions (see _row_copies).
+_RUN_BYTES, _MAX_PERIOD = 2048, 16
+
+
+def _row_copies(idx: np.ndarray) -> list:
+    """The gather out[i] = rows[idx[i]] as a few slice copies out[part] = rows[source]: [(part, source), ...].
+
+    Each copy takes an arithmetic progression of rows (step >= 0; step 0 repeats
+    one row) into a slice of ``out``: either runs of consecutive entries, found
+    greedily, or the ``p`` interleaved classes idx[j::p] (p <= _MAX_PERIOD), which
+    catch a resize's periodic row maps (0, 1, 2, 4, 5, 7, 8, 10, ...: 7 classes).
+    """
+    def rows(first, step, count):
+        return first if step == 0 or count == 1 else slice(first, first + step * (count - 1) + 1, step)
+
+    n, runs, k, values = len(idx), [], 0, idx.tolist()
+    while k < n:
+        first, m, step = values[k], k + 1, 0
+        if m < n and values[m] >= first:
+            step = values[m] - first
+            while m < n and values[m] == first + step * (m - k):
+                m += 1
+        runs.append((slice(k, m), rows(first, step, m - k)))
+        k = m
+    for p in range(1, min(_MAX_PERIOD, len(runs) - 1) + 1):
+        lag = idx[p:] - idx[:-p]  # class j steps by lag[j], lag[j + p], ...: all one value in an arithmetic class
+        if (lag >= 0).all() and (lag[p:] == lag[:-p]).all():
+            return [(slice(j, None, p), rows(values[j], int(lag[j]) if j < len(lag) else 0, len(range(j, n, p))))
+                    for j in range(p)]
+    return runs
+
+
+#: Engine instructions that compute (a same-dtype tensor_copy only copies); those reading at most _MEMO_BYTES
+#: bytes are memoized (see _memoized).
+_COMPUTES, _MEMO_BYTES = (TensorScalar, TensorTensor, Activation, Select, TensorReduce, TensorCopy), 16384
+
+
+def _memoized(step, sources: list, dst: np.ndarray):
+    """``step`` (an engine instruction on small tiles) run only when its sources' bits change; else its last result
+    is copied back. The result depends on nothing else, and index arithmetic (iota, scale, floor, min) repeats
+    bit for bit in every run of a Program."""
+    last = [None, None]
+
+    def run():
+        key = b"".join([v.tobytes() for v in sources])
+        if key == last[0]:
+            np.copyto(dst, last[1])
+        else:
+            step()
+            last[:] = key, dst.copy()
+    return run
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -89,20 +211,44 @@ class _Repeats:
         return True
 
 
+#: Runs of a Program after which the next ones are prepared for speed (Executable._prepare_all): a Program run
+#: only once or twice (a sweep, a verifier) would not make up the cost.
+_REPEATED_AFTER = 2
+
+
 class Executable:
     """A Program prepared for repeated execution on the simulated NeuronCore (one run at a time)."""
 
     def __init__(self, program: Program):
         self.program = program
-        width = program.sbuf_partition_bytes + program.psum_high_water if program.psum_high_water else \
-            program.sbuf_high_water  # PSUM tiles lie past the SBUF capacity
-        self.sbuf = np.empty((NUM_PARTITIONS, max(width, 1)), np.uint8)
         tensors = program.inputs + program.outputs + program.internal
         self.slot = {t: n for n, t in enumerate(tensors)}
         self.mem: list[np.ndarray | None] = [None] * len(tensors)
-        self._views: dict[AccessPattern, np.ndarray] = {}
-        self.steps = [self._prepare(n, inst) for n, inst in enumerate(program.instructions)]
         self._lock = threading.Lock()
+        self._runs = 0
+        self._plan = None  # what to poison before a run (see _poison_plan); None: all fresh memory
+        self._prepare_all(repeated=False)
+
+    def _prepare_all(self, repeated: bool) -> None:
+        """The SBUF storage and the steps prepared on it.
+
+        A Program run often (``repeated``) also gets the speed paths that cost more
+        to prepare than one run saves: copies split along short inner axes
+        (``_copy_parts``), gathers as slice copies (``_row_copies``), engine steps on
+        small tiles memoized (``_memoized``), and, if it copies between tiles, SBUF
+        storage mapped twice (``memory.aliased_storage``).
+        """
+        p = self.program
+        width = p.sbuf_partition_bytes + p.psum_high_water if p.psum_high_water else \
+            p.sbuf_high_water  # PSUM tiles lie past the SBUF capacity
+        shape = (NUM_PARTITIONS, max(width, 1))
+        copies_between_tiles = any(isinstance(i, (TensorCopy, DmaCopy)) and i.dst.is_sbuf and i.src.is_sbuf
+                                   for i in p.instructions)
+        self.sbuf, self._sbuf_alias = aliased_storage(shape) if repeated and copies_between_tiles else \
+            (np.empty(shape, np.uint8), None)
+        self._repeated, self._pid = repeated, os.getpid()
+        self._views: dict[AccessPattern, np.ndarray] = {}
+        self.steps = [self._prepare(n, inst) for n, inst in enumerate(p.instructions)]
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, inputs, poison_outputs: bool = True) -> list[np.ndarray]:
@@ -114,30 +260,119 @@ class Executable:
         check_host_memory(sum(t.size * t.dtype.itemsize for t in p.outputs + p.internal) + self.sbuf.nbytes,
                           f"simulating program {p.name}")
         with self._lock:
+            if self._sbuf_alias is not None and self._pid != os.getpid():  # forked: mappings shared with the parent
+                self._prepare_all(repeated=True)
             for t, x in zip(p.inputs, inputs):
                 if not isinstance(x, np.ndarray) or x.shape != t.shape or x.dtype != t.dtype:
                     got = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__
                     raise InvalidValueError(f"program {p.name} input {t} requires a "
                                             f"{t.dtype}{list(t.shape)} numpy array, got {got}")
                 self.mem[self.slot[t]] = np.ascontiguousarray(x).reshape(-1)
-            for t in p.outputs + p.internal:
-                self.mem[self.slot[t]] = poisoned(t.size, t.dtype) if poison_outputs else np.empty(t.size, t.dtype)
-            if p.sbuf_extents is None:
-                self.sbuf.fill(POISON_BYTE)
-            for partitions, start, end in p.sbuf_extents or ():  # where tiles lie: nothing else is ever read
-                self.sbuf[:partitions, start:end].fill(POISON_BYTE)
+            if self._runs == _REPEATED_AFTER:  # run often: worth finding what each run must poison, and speed paths
+                self._plan = self._poison_plan()
+                self._prepare_all(repeated=True)
+            self._fresh_memory(poison_outputs)
+            self._runs += 1
             for step in self.steps:
                 step()
             outs = [self.mem[self.slot[t]].reshape(t.shape) for t in p.outputs]
             self.mem[:] = [None] * len(self.mem)  # in place: the prepared steps hold this list
         return outs
 
+    def _fresh_memory(self, poison_outputs: bool) -> None:
+        """Give the run fresh output and internal tensors and a fresh SBUF, poisoned (0xFF) wherever it may read them.
+
+        The first runs poison them whole. Later runs follow ``_poison_plan``: only
+        what the Program can read before writing it (and outputs' elements it never
+        writes) is poisoned, the rest keeps the previous run's bytes, which no read
+        can see: every read finds the same bits as with all memory poisoned.
+        """
+        p, plan = self.program, self._plan
+        for t in p.outputs + p.internal:
+            if not poison_outputs:
+                self.mem[self.slot[t]] = np.empty(t.size, t.dtype)
+            elif plan is None:
+                self.mem[self.slot[t]] = poisoned(t.size, t.dtype)
+            else:
+                self.mem[self.slot[t]] = a = np.empty(t.size, t.dtype)
+                if plan[t] is not None:
+                    plan[t](a.view(np.uint8))
+        if plan is not None:
+            if plan["sbuf"] is not None:
+                plan["sbuf"](self.sbuf.reshape(-1))
+        elif p.sbuf_extents is None:
+            self.sbuf.fill(POISON_BYTE)
+        else:
+            for partitions, start, end in p.sbuf_extents:  # where tiles lie: nothing else is ever read
+                self.sbuf[:partitions, start:end].fill(POISON_BYTE)
+
+    def _poison_plan(self) -> dict | None:
+        """What each run must poison, found once from the Program's (static) access patterns: {tensor: poisoner,
+        "sbuf": poisoner} (``memory.poisoner``: None for nothing), or None (poison everything) where it cannot say.
+
+        Walking the instructions in order, each byte of SBUF and each element of an
+        output or internal tensor is marked written by a destination, or read first
+        by a source it reaches before any write. A run must poison the bytes read
+        first, and outputs' elements never written (they are returned). A gather's
+        indexed tensor and a scatter-add's target count as read whole: their rows
+        depend on data. Every destination is written whole (a DMA with accumulate
+        reads its destination first).
+        """
+        p, sbuf, base = self.program, self.sbuf, self.sbuf.__array_interface__["data"][0]
+        tracked = p.outputs + p.internal
+        if sum(t.size for t in tracked) + sbuf.size > HOST_MEMORY_SHARE * host_memory_available():
+            return None
+        state = {t: np.zeros(t.size, np.uint8) for t in tracked}  # bit 0: written; bit 1: read before written
+        state["sbuf"] = np.zeros(sbuf.shape, np.uint8)
+
+        def marks(ap: AccessPattern):
+            """The state array's view of the elements (SBUF: the bytes) ``ap`` reaches; None for an input."""
+            if ap.is_sbuf:
+                tile = ap.tensor
+                if tile.address + tile.bytes_per_partition > sbuf.shape[1]:
+                    raise _NoPlan  # a hand-made Program's tile outside the SBUF array: views are not plain here
+                v = self._sbuf_view(ap)
+                return np.ndarray((*v.shape, v.itemsize), np.uint8, buffer=state["sbuf"],
+                                  offset=v.__array_interface__["data"][0] - base, strides=(*v.strides, 1))
+            marked = state.get(ap.tensor)
+            if marked is None or ap.indirect_dim is not None:
+                return marked
+            return np.ndarray(ap.shape, np.uint8, buffer=marked, offset=ap.offset, strides=[s for s, _ in ap.pattern])
+
+        try:
+            for inst in p.instructions:
+                reads = inst.sources() + ((inst.dst,) if isinstance(inst, DmaCopyAdd) else ())
+                for ap in reads:
+                    if (v := marks(ap)) is not None:
+                        v = v[tuple(0 if step == 0 else slice(None) for step in v.strides)]  # a broadcast: once
+                        v |= ((v & 1) ^ 1) << 1
+                if inst.dst.indirect_dim is None and (v := marks(inst.dst)) is not None:
+                    v |= 1
+        except _NoPlan:
+            return None
+        def poison(marks: np.ndarray, unwritten_too: bool, itemsize: int = 1):
+            """``memory.poisoner`` of the elements read before written (and, ``unwritten_too``, of those never
+            written), after a quick look for any: there are usually none."""
+            if not marks.size or (marks.max() < 2 and not (unwritten_too and marks.min() == 0)):
+                return None
+            return poisoner((marks != 1 if unwritten_too else marks >= 2).reshape(-1), itemsize)
+
+        plan = {t: poison(state[t], t in p.outputs, t.dtype.itemsize) for t in tracked}
+        plan["sbuf"] = poison(state["sbuf"], False)
+        return plan
+
     # -- preparing ---------------------------------------------------------------------------------
     def _prepare(self, n: int, inst):
         prepare = self._PREPARE.get(type(inst))
         if prepare is None:
             raise InvalidTypeError(f"the simulator cannot execute instruction {n}: {type(inst).__name__}")
-        return prepare(self, n, inst)
+        step = prepare(self, n, inst)
+        if self._repeated and isinstance(inst, _COMPUTES) and \
+                not (isinstance(inst, TensorCopy) and inst.src.dtype == inst.dst.dtype):
+            sources = [self._sbuf_view(ap) for ap in inst.sources()]
+            if sum(v.nbytes for v in sources) <= _MEMO_BYTES:
+                return _memoized(step, sources, self._sbuf_view(inst.dst))
+        return step
 
     def _sbuf_view(self, ap: AccessPattern) -> np.ndarray:
         """A numpy view of a direct SBUF access pattern (prepared once per pattern)."""
@@ -161,6 +396,16 @@ class Executable:
             return self._make_sbuf_view_by_slicing(ap)
         return np.ndarray(shape, tile.dtype, buffer=self.sbuf, offset=p0 * row + tile.address + f0 * item,
                           strides=strides)
+
+    def _source_view(self, ap: AccessPattern) -> np.ndarray:
+        """The view of a direct SBUF pattern that a copy reads, through the second mapping of the SBUF where there is
+        one: numpy then copies in one pass (see ``memory.aliased_storage``). Only for a copy whose destination does
+        not ``_may_overlap`` it."""
+        v, tile = self._sbuf_view(ap), ap.tensor
+        if self._sbuf_alias is None or tile.address + tile.bytes_per_partition > self.sbuf.shape[1]:
+            return v
+        offset = v.__array_interface__["data"][0] - self.sbuf.__array_interface__["data"][0]
+        return np.ndarray(v.shape, v.dtype, buffer=self._sbuf_alias, offset=offset, strides=v.strides)
 
     def _make_sbuf_view_by_slicing(self, ap: AccessPattern) -> np.ndarray:
         tile = ap.tensor
@@ -228,8 +473,8 @@ class Executable:
     def _tensor_copy(self, n: int, inst: TensorCopy):
         dst, src = self._sbuf_view(inst.dst), self._sbuf_view(inst.src)
         if dst.dtype == src.dtype:
-            d, s = _bits(dst), _bits(src)
-            return lambda: np.copyto(d, s)
+            d, s = _bits(dst), _bits(src if _may_overlap(inst.dst, inst.src) else self._source_view(inst.src))
+            return self._copy_step(lambda: d, lambda: s, inst.dst, inst.src)
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
         return lambda: np.copyto(dst, cast(to_f32(src), out_dtype))
 
@@ -289,27 +534,48 @@ class Executable:
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
         f, out_dtype, to_f32, cast = ACTIVATION_FUNCS[inst.func], dst.dtype, dtypes.to_f32, dtypes.cast
         scale, bias = np.float32(inst.scale), np.float32(inst.bias)
-        if scale == 1 and bias == 0:
-            return lambda: np.copyto(dst, cast(f(to_f32(data)), out_dtype))
-        return lambda: np.copyto(dst, cast(f(to_f32(data) * scale + bias), out_dtype))  # float32 throughout
+        # float32 throughout, the product and sum always made (x * 1 + 0 is +0.0 for x = -0.0)
+        return lambda: np.copyto(dst, cast(f(to_f32(data) * scale + bias), out_dtype))
 
     # -- DMA ---------------------------------------------------------------------------------
     def _dma_copy(self, n: int, inst: DmaCopy):
         dst = self._bits_view(inst.dst)
         if inst.src.indirect_dim is None:
-            src = self._bits_view(inst.src)
-            return lambda: np.copyto(dst(), src())
+            src = self._bits_view(inst.src, into_other_tile=inst.dst.is_sbuf and not _may_overlap(inst.dst, inst.src))
+            return self._copy_step(dst, src, inst.dst, inst.src)
         return self._gather(n, inst, dst)
 
-    def _bits_view(self, ap: AccessPattern):
+    def _copy_step(self, dst, src, dst_ap: AccessPattern, src_ap: AccessPattern):
+        """A step copying ``src()`` into ``dst()`` (functions giving the views of these direct patterns), split by
+        ``_copy_parts`` where that helps, unless the two may overlap (then one copy reads all before writing)."""
+        parts = None
+        if self._repeated and dst_ap.size >= _SPLIT_MIN_ELEMENTS and not _may_overlap(dst_ap, src_ap):
+            parts = _copy_parts(dst_ap.shape, self._strides(dst_ap), self._strides(src_ap))
+        if parts is None:
+            return lambda: np.copyto(dst(), src())
+
+        def step():
+            d, s = dst(), src()
+            for part in parts:
+                np.copyto(d[part], s[part])
+        return step
+
+    def _strides(self, ap: AccessPattern) -> tuple:
+        """The byte strides of a direct access pattern's view (those of ``_view``, known before any run)."""
+        if ap.is_sbuf:
+            return self._sbuf_view(ap).strides
+        return tuple(s * ap.dtype.itemsize for s, _ in ap.pattern)
+
+    def _bits_view(self, ap: AccessPattern, into_other_tile: bool = False):
         """A function giving ``_bits`` of the view of a direct access pattern (what a DMA copies), made at once.
 
         HBM storage is a C-contiguous 1-D array in every run, so ``np.ndarray`` on it
         with the pattern's strides is the view; far cheaper than slicing, reshaping
-        or ``as_strided`` and then reinterpreting.
+        or ``as_strided`` and then reinterpreting. A source copied ``into_other_tile``
+        (one it does not overlap) is read as ``_source_view``.
         """
         if ap.is_sbuf:
-            v = _bits(self._sbuf_view(ap))
+            v = _bits(self._source_view(ap) if into_other_tile else self._sbuf_view(ap))
             return lambda: v
         slot, shape, item, mem = self.slot[ap.tensor], ap.shape, ap.dtype.itemsize, self.mem
         bits, offset, strides = _BITS[item], ap.offset * item, tuple([s * item for s, _ in ap.pattern])
@@ -335,35 +601,40 @@ class Executable:
                     f"{start[i]}..{start[i] + span} (vector_offset {int(idx[i])} * row size {rs} + offset {o}), "
                     f"outside the tensor's elements 0..{size - 1}")
 
-        if (rest[-1][0] == 1 and o % rs + rest[-1][1] <= rs and size % rs == 0
-                and all(s % rs == 0 for s, _ in rest[:-1])):
-            # Fast path: every element run is contiguous within one row of the indexed tensor, and the outer
-            # free pairs step by whole rows: a gather of rows by a (P, n1, ...) row index.
-            r0, c0, width = o // rs, o % rs, rest[-1][1]
-            row_steps = np.zeros((1,), np.intp)
-            for s, num in rest[:-1]:
-                row_steps = (row_steps[:, None] + (s // rs) * np.arange(num, dtype=np.intp)[None, :]).reshape(-1)
-            outer = shape[:-1]
+        # Every partition reads the same free pattern from the start of its row, so the tensor seen as rows
+        # (row r: the pattern from element c0 + r * rs) is one strided view, and the gather indexes its first
+        # axis: out[i] = rows[r0 + index[i]]. ``count`` rows start in the tensor with the pattern inside it; the
+        # bounds check admits exactly these (o + index * rs = c0 + (r0 + index) * rs).
+        r0, c0 = divmod(o, rs)
+        count = max(0, (size - 1 - c0 - span) // rs + 1)
+        item, bits = ap.dtype.itemsize, _BITS[ap.dtype.itemsize]
+        strides = (rs * item, *[s * item for s, _ in rest])
+        row_bytes = math.prod(shape[1:]) * item
+        last = [None, None]  # the last index's bytes (checked) and its copies: an index tile rarely changes
 
-            def step():
-                check(index)
-                rows = _bits(mem[slot]).reshape(-1, rs)
-                idx = ((index.astype(np.intp) + r0)[:, None] + row_steps[None, :]).reshape(outer)
-                out = _bits(dst())
-                if c0 == 0 and width == rs and out.flags.c_contiguous:
-                    np.take(rows, idx, axis=0, out=out, mode="clip")  # in bounds: checked above
-                else:
-                    out[...] = rows[idx, c0:c0 + width]
-            return step
-
-        free = np.zeros((1,), np.int64)
-        for s, num in rest:
-            free = (free[:, None] + s * np.arange(num, dtype=np.int64)[None, :]).reshape(-1)
+        def copies(idx: np.ndarray):
+            """The copies gathering rows ``idx`` (``_row_copies``) where they move enough bytes each to beat one
+            fancy index, which gathers into a temporary first; else ``idx`` itself (also in a first run, and when
+            the gather writes into its own source: all its reads come before its writes)."""
+            if not self._repeated or inst.dst.tensor is ap.tensor:
+                return idx
+            parts = _row_copies(idx)
+            return parts if row_bytes * len(idx) >= _RUN_BYTES * len(parts) else idx
 
         def step():
-            check(index)
-            addr = (o + index.astype(np.int64) * rs)[:, None] + free[None, :]
-            np.copyto(_bits(dst()), _bits(mem[slot])[addr].reshape(shape))
+            key = index.tobytes()
+            if key != last[0]:
+                check(index)
+                last[:] = key, copies(index.astype(np.intp) + r0)
+            rows = np.ndarray((count, *shape[1:]), bits, buffer=mem[slot], offset=c0 * item, strides=strides)
+            out, how = dst(), last[1]
+            if type(how) is list:
+                for part, source in how:
+                    out[part] = rows[source]
+            elif rows.flags.c_contiguous and out.flags.c_contiguous:
+                np.take(rows, how, axis=0, out=out, mode="clip")  # in bounds: checked above
+            else:
+                out[...] = rows[how]
         return step
 
     # -- memset and DMA with accumulate ------------------------------------------------------------
@@ -431,6 +702,10 @@ Executable._PREPARE = {
     TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, NcNGather: Executable._nc_n_gather, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
 }
+
+
+class _NoPlan(Exception):
+    """Raised inside Executable._poison_plan where it cannot say what a run reads first."""
 
 
 def run(program: Program, inputs, poison_outputs: bool = True) -> list[np.ndarray]:
