@@ -1,5 +1,8 @@
 """The gradient's rows kernel (dx rows on partitions, sums in PSUM) and auto, against the reference, bit for bit."""
 
+import math
+from unittest import mock
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -9,14 +12,35 @@ from hypothesis import strategies as st
 import resize_kernels as rk
 from resize_kernels import api, semantics
 from resize_kernels.errors import InvalidValueError
-from resize_kernels.kernels.grad_rows import grad_rows_applies
+from resize_kernels.kernels import grad_rows
+from resize_kernels.kernels.grad_rows import grad_rows_applies, resize_nearest_grad_rows_kernel
 from resize_kernels.kernels.plan import plan_resize
+from resize_kernels.machine.cost import PARTITIONS_PER_DMA_ENGINE, program_cost, target_params
+from resize_kernels.machine.memory import SBUF_PARTITION_BYTES
+from resize_kernels.machine.simulator import run
+from resize_kernels.nki.tracer import trace
 from resize_kernels.verifier import GRAD, sweep
 
-from conftest import assert_bits_equal
+from conftest import assert_bits_equal, bits, random_data
 
 FLOATS = [np.float32, np.float16, ml_dtypes.bfloat16]
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-40, 3.0, -2.5, 65504.0], np.float32)
+
+
+def any_bits(rng, shape, dtype):
+    """random_data (subnormals, infinities, NaNs: nearly every bit pattern) with every 17th element -0.0, so that no
+    two different NaNs meet in a sum: which one an add returns is numpy's choice, and the reference's loops and the
+    simulator's choose differently. So every NaN takes one payload, every infinity is +inf and no magnitude reaches
+    2**100 (no sum overflows to an infinity of either sign, whose difference would make another NaN)."""
+    x = random_data(rng, shape, dtype)
+    x.reshape(-1)[::17] = -0.0
+    wide = x.astype(np.float32)
+    huge = np.isfinite(wide) & (np.abs(wide) >= 2.0**100)
+    x[huge] = (wide[huge] * np.float32(2.0**-64)).astype(dtype)  # exact: a smaller exponent
+    x[np.isneginf(wide)] = np.inf
+    payload = {np.dtype(np.float32): 0x7FD50000, np.dtype(np.float16): 0x7EA8, np.dtype(ml_dtypes.bfloat16): 0x7FD5}
+    bits(x)[np.isnan(wide)] = payload[x.dtype]  # a quiet NaN, its payload in the bits every dtype keeps
+    return x
 
 
 def check(dy, in_hw, kernel):
@@ -70,3 +94,66 @@ def test_a_run_too_long_for_the_tile_is_the_general_kernels():
 def test_per_axis_sweep_1_to_48(axis):
     result = sweep(48, axis, "rows", jobs=2, op=GRAD)
     assert not result.failures and not result.not_applicable, result.summary()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dy_shape, in_hw", [
+    ((2, 30, 20, 1280), (15, 10)),  # SD2: 30 rows x 4 channel blocks, a load per row, five pieces of columns
+    ((1, 401, 61, 640), (200, 30)),  # two row tiles, their 30 pieces one pipeline
+    ((1, 6, 3, 1280), (8, 40)),  # dx wider than dy: pieces of dx columns no dy column reads (nothing to load)
+    ((1, 3, 6, 2053), (1, 3)),  # dy tiles of 48 KiB (float32: 3 rows x 2 columns x 2048 channels), three in turn
+])
+def test_pipelined_pieces_equal_the_reference_on_any_bits(dy_shape, in_hw, dtype, rng):
+    with np.errstate(all="ignore"):
+        check(any_bits(rng, dy_shape, dtype), in_hw, "rows")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 30), st.integers(1, 90), st.integers(1, 30), st.integers(1, 90),
+       st.sampled_from([1, 3, 8, 130]), st.sampled_from(FLOATS), st.sampled_from([1, 2, 3]),
+       st.sampled_from([2, 7, 100]), st.integers(0, 2**32 - 1))
+def test_any_pieces_and_buffers_equal_the_reference(n, in_h, out_h, in_w, out_w, c, dtype, buffers, pieces, seed):
+    """Pieces of one column (or of a few), and one to three dy tiles in turn, on small shapes: exact."""
+    dy = any_bits(np.random.default_rng(seed), (n, out_h, out_w, c), dtype)
+    with mock.patch.multiple(grad_rows, DY_BUFFERS=buffers, PIECES=pieces, MIN_PIECE_ELEMENTS=1):
+        program = trace(resize_nearest_grad_rows_kernel, dy, in_shape=(n, in_h, in_w, c), sources=False)
+    with np.errstate(all="ignore"):
+        assert_bits_equal(run(program, [dy])[0], semantics.resize_nearest_grad_reference(dy, (in_h, in_w)))
+
+
+def test_sd2_small_shape_pipelines_pieces_over_every_partition_and_meets_the_goal():
+    dy_shape, in_hw = (2, 30, 20, 1280), (15, 10)
+    program = api.trace_resize_grad(dy_shape, in_hw, "bfloat16", kernel="rows")
+    assert program.counts()["activation"] >= 4  # pieces, so that loads, adds and stores of successive ones overlap
+    loads = [d for d in program.dmas() if d.dst.is_sbuf]
+    free = loads[0].dst.tensor.free_size
+    assert all(d.dst.pattern[0][0] == free for d in loads)  # consecutive partitions: no load waits for another
+    first_add = next(i for i, inst in enumerate(program.instructions) if inst.engine == "vector")
+    ahead = [inst for inst in program.instructions[:first_add] if inst.opcode == "dma_copy"]
+    assert len({d.dst.tensor.name for d in ahead}) == grad_rows.DY_BUFFERS  # loads issued ahead, into each dy tile
+    first_piece = [d for d in ahead if d.dst.tensor is loads[0].dst.tensor]
+    partitions = sorted(d.dst.offset // free + k for d in first_piece for k in range(d.dst.shape[0]))
+    assert partitions == list(range(120))  # 30 rows x 4 channel blocks, each load on its own partitions
+    assert {p // PARTITIONS_PER_DMA_ENGINE for p in partitions} == set(range(15))
+    for target in ("trn1", "trn2"):  # the goal of benchmarks/grad_panel.py: 2 x roofline + launch, load, store
+        params = target_params(target)
+        nbytes = (math.prod(dy_shape) + math.prod(dy_shape) // 4) * 2  # dy read once, dx written once
+        goal = 2 * nbytes / (params.peak_dma_gbps * 1e3) + params.launch_us + 2 * params.dma_latency_us
+        assert program_cost(program, target).modelled_us <= goal, target
+
+
+@pytest.mark.parametrize("in_w, out_w, c", [(10, 20, 320), (30, 61, 2), (39, 78, 640), (27, 149, 130), (40, 8, 1280),
+                                            (7, 7, 3000)])
+def test_pieces_cut_columns_only_and_cover_each_once(in_w, out_w, c):
+    plan = plan_resize((1, 4, in_w, c), (1, 8, out_w, c))
+    whole = grad_rows._column_chunks(plan, 2, c, 2)  # what grad_rows_is_short (auto's choice) counts
+    cut = grad_rows._column_chunks(plan, 2, c, 2, grad_rows.PIECES)
+    assert {ch[6] for ch in cut} == {ch[6] for ch in whole}  # the channels per piece: each descriptor as long
+    assert len(whole) <= len(cut)
+    covered = sorted((j, c0 + k) for j0, nj, _, _, _, c0, cc, _ in cut for j in range(j0, j0 + nj) for k in range(cc))
+    assert covered == [(j, k) for j in range(in_w) for k in range(c)]
+
+
+def test_dy_tiles_fit_trn1_sbuf_at_their_largest():
+    program = api.trace_resize_grad((1, 3, 6, 2053), (1, 3), "float32", kernel="rows")  # six pieces of 48 KiB
+    assert grad_rows.DY_BUFFERS * grad_rows.DY_TILE_BYTES <= program.sbuf_high_water <= SBUF_PARTITION_BYTES["trn1"]

@@ -9,6 +9,11 @@ columns: the kernel loads dy rows by direct DMAs (no scatter, no descriptors for
 GpSimd to write) and adds them into a float32 accumulator in PSUM (where a
 vector add streams one operand, not two) with access patterns that follow the
 width's column groups; then it casts once and stores whole dx rows.
+
+The work is a pipeline of pieces (a row tile's columns and channels): the
+loads of the next pieces run on the DMA engines while the vector engine adds
+one piece and the scalar engine casts the one before, so that only the first
+piece's loads and the last piece's cast and stores are not overlapped.
 """
 
 from __future__ import annotations
@@ -21,8 +26,19 @@ from .plan import RowRun, column_groups, plan_resize
 
 #: PSUM bytes per partition of one accumulator: two of them (double-buffered) fill PSUM's 16 KiB.
 ACC_BYTES = 8 * 1024
-#: SBUF bytes per partition of one tile of dy rows.
+#: SBUF bytes per partition of one tile of dy rows, at most (a piece's dy rows are usually far fewer).
 DY_TILE_BYTES = 48 * 1024
+#: dy tiles the pieces take in turn: while one piece is added, the next DY_BUFFERS - 1 pieces load. Three tiles
+#: of DY_TILE_BYTES and two output tiles fit trn1's 192 KiB of SBUF per partition.
+DY_BUFFERS = 3
+#: About how many pieces the pipeline has over all row tiles, its columns cut to that (never under
+#: MIN_PIECE_ELEMENTS): the first piece's loads and the last one's cast and stores are the pipeline's
+#: unoverlapped ends, so smaller pieces shorten them.
+PIECES = 6
+#: Accumulator elements per partition and column group of the width a piece keeps at least: a vector instruction
+#: costs 80 cycles on top of its elements (cost model E2), so narrower pieces would spend more on instructions
+#: than they save at the ends.
+MIN_PIECE_ELEMENTS = 512
 
 
 def resize_nearest_grad_rows_kernel(dy_tensor, in_shape):
@@ -31,20 +47,27 @@ def resize_nearest_grad_rows_kernel(dy_tensor, in_shape):
     Layouts: dy_tensor (b, out_h, out_w, c) in HBM; returns dx of ``in_shape``
     (b, in_h, in_w, c) in HBM. Dtypes: float32, float16, bfloat16; sums in
     float32 from +0.0 in row-major (oh, ow) order, cast once (RNE): bit for bit
-    ``semantics.resize_nearest_grad_reference``.
-    Tiling: a tile holds whole batches of dx rows when in_h <= 128 (else up to
-    128 rows of one batch), times channel blocks: partition rank * blocks +
+    ``semantics.resize_nearest_grad_reference``. Constraint: one channel of a
+    dx pixel's dy pixels (its run of rows by its run of columns) fits
+    DY_TILE_BYTES per partition (``grad_rows_applies``), else InvalidValueError.
+    Tiling: a row tile holds whole batches of dx rows when in_h <= 128 (else up
+    to 128 rows of one batch), times channel blocks: partition rank * blocks +
     block, where a row's rank orders the rows by how many dy rows they take
     (most first), so that the adds of the r-th dy row cover a prefix of the
     partitions, and blocks (equal divisors of the channels) fill the partitions
-    the rows leave. Along the row, chunks of dx columns and channels whose
-    accumulator fits ACC_BYTES of PSUM and whose dy rows fit DY_TILE_BYTES.
-    Per tile and chunk: one direct load per band of rows (``plan.column_groups``
-    on the height's runs: dx rows in arithmetic progression, each with its run of
-    consecutive dy rows) and block; per dy row r and column group, one vector
-    op per column of the group's runs (the first a copy + 0.0, the rest adds in
-    PSUM), after a memset where a row or column takes no dy pixel (a downsample);
-    a copy out of PSUM on the scalar engine (the cast); one store per band and block.
+    the rows leave. Along the row, pieces of dx columns and channels whose
+    accumulator fits ACC_BYTES of PSUM and whose dy rows fit DY_TILE_BYTES,
+    columns cut narrower for about PIECES pieces over all the row tiles, none
+    under MIN_PIECE_ELEMENTS per column group (``_column_chunks``).
+    Per piece: one direct load per band of rows (``plan.column_groups`` on the
+    height's runs: dx rows in arithmetic progression, each with its run of
+    consecutive dy rows), or per row when a row has several blocks (its blocks'
+    partitions are then consecutive), into the next of DY_BUFFERS dy tiles,
+    issued DY_BUFFERS - 1 pieces ahead; per dy row r and column group, one
+    vector op per column of the group's runs (the first a copy + 0.0, the rest
+    adds in PSUM), after a memset where a row or column takes no dy pixel (a
+    downsample); a copy out of PSUM on the scalar engine (the cast); stores
+    like the loads. The pieces of all row tiles form one pipeline.
     """
     name = "resize_nearest_grad_rows_kernel"
     dy_shape, in_shape = contract.grad_shapes(name, dy_tensor.shape, in_shape)
@@ -63,67 +86,92 @@ def resize_nearest_grad_rows_kernel(dy_tensor, in_shape):
     dx_rows = dx.reshape((in_b * in_h, in_w * c))
     row_dy, row_dx = out_w * c, in_w * c
     depth = plan.h.max_repeat  # dy rows per dx row at most
-    for tile in _row_tiles(plan):
-        bands, rows, blocks = tile
-        per_block = c // blocks
-        chunks = _column_chunks(plan, depth, per_block, item)
+    tiles = _row_tiles(plan)
+    pieces = [(tile, chunk) for tile in tiles  # one pipeline: about PIECES in all
+              for chunk in _column_chunks(plan, depth, c // tile[2], item, -(-PIECES // len(tiles)))]
+    size = max(depth * nd * cc for _, (_, _, _, nd, _, _, cc, _) in pieces)  # dy elements per partition, at most
+    partitions = max(rows * blocks for _, rows, blocks in tiles)
+    dy_tiles = [nl.ndarray((partitions, size), dtype=dtype, name="dy_rows")
+                for _ in range(min(DY_BUFFERS, len(pieces)))]
+
+    def load(k):
+        """Piece k's dy rows into dy tile k % DY_BUFFERS: partition rank * blocks + block, slot r (nd * cc
+        elements from r * nd * cc) the r-th dy row of the rank's dx row, the piece's dy columns and channels."""
+        (bands, _, blocks), (_, _, d0, nd, _, c0, cc, _) = pieces[k]
+        dyt = dy_tiles[k % len(dy_tiles)]
+        cols, sbuf_cols = _columns(nd, cc, c)
+        for band in bands:
+            if band.repeat == 0 or nd == 0:  # dx rows or columns no dy pixel reads
+                continue
+            across = c // blocks if blocks > 1 else band.dy_step * row_dy  # one row's blocks, or the band's rows
+            for first, n in _moves(band, blocks):
+                # load: [across, n] the band's runs of dy rows from its row `first` (or that run's channel blocks),
+                # [row_dy, repeat] each run's dy rows, the piece's dy columns from d0 and channels from c0.
+                # SBUF: partitions (rank0 + first) * blocks .. + n, slots 0 .. repeat - 1
+                nisa.dma_copy(dst=dyt.ap(pattern=[[size, n], [nd * cc, band.repeat], *sbuf_cols],
+                                         offset=(band.rank0 + first) * blocks * size),
+                              src=dy_rows.ap(pattern=[[across, n], [row_dy, band.repeat], *cols],
+                                             offset=(band.batch * out_h + band.dy0 + first * band.dy_step) * row_dy
+                                             + d0 * c + c0))
+
+    for k in range(len(dy_tiles) - 1):  # the first pieces' loads, ahead of any add
+        load(k)
+    for k in nl.affine_range(len(pieces)):
+        if k + len(dy_tiles) - 1 < len(pieces):
+            load(k + len(dy_tiles) - 1)  # before this piece's adds in program order: the DMA engines take it first
+        (bands, rows, blocks), (j0, nj, d0, nd, col_groups, c0, cc, empty_cols) = pieces[k]
+        dyt = dy_tiles[k % len(dy_tiles)]
         p = rows * blocks
         covered = [blocks * sum(b.count for b in bands if b.repeat > r) for r in range(depth)]
-        empty_rows = covered[0] < p
-        for k in nl.affine_range(len(chunks)):
-            j0, nj, d0, nd, col_groups, c0, cc, empty_cols = chunks[k]
-            whole = cc == c  # a dx pixel's channels are one run
-            dyt = nl.ndarray((p, depth, nd, cc), dtype=dtype, name="dy_rows")
-            for band in bands:
-                for blk in range(blocks):
-                    if band.repeat == 0:
-                        continue
-                    # load: [dy_step * row_dy, count] the band's first dy rows, [row_dy, repeat] each one's run of dy
-                    # rows, the chunk's dy columns from d0 and channels. SBUF: partitions (rank0 + k) * blocks + blk,
-                    # slots 0 .. repeat - 1
-                    cols = [[1, nd * cc]] if whole else [[c, nd], [1, cc]]
-                    sbuf_cols = [[1, nd * cc]] if whole else [[cc, nd], [1, cc]]
-                    nisa.dma_copy(dst=dyt.ap(pattern=[[blocks * depth * nd * cc, band.count], [nd * cc, band.repeat],
-                                                      *sbuf_cols],
-                                             offset=(band.rank0 * blocks + blk) * depth * nd * cc),
-                                  src=dy_rows.ap(pattern=[[band.dy_step * row_dy, band.count], [row_dy, band.repeat],
-                                                          *cols],
-                                                 offset=(band.batch * out_h + band.dy0) * row_dy + d0 * c
-                                                 + blk * per_block + c0))
-            acc = nl.ndarray((p, nj, cc), dtype=nl.float32, buffer=nl.psum, name="dx_f32")
-            fresh = empty_rows or empty_cols  # some dx pixel takes no dy pixel: start every sum at +0.0
-            if fresh:
-                nisa.memset(acc, 0.0)
-            for r in range(depth):  # dy rows in order; within one, the dy columns of each run in order
-                if not covered[r]:  # no row of this tile has an r-th dy row
-                    break
-                for cg in col_groups:
-                    for m in range(cg.repeat):
-                        # acc: [nj * cc, covered] the rows with an r-th dy row, [src_step * cc, count] the group's dx
-                        # columns; dy: slot r, the m-th dy column of each of their runs
-                        total = acc.ap(pattern=[[nj * cc, covered[r]], [cg.src_step * cc, cg.count], [1, cc]],
-                                       offset=(cg.src0 - j0) * cc)
-                        term = dyt.ap(pattern=[[depth * nd * cc, covered[r]], [cg.out_step * cc, cg.count], [1, cc]],
-                                      offset=(r * nd + cg.out0 - d0 + m) * cc)
-                        if r == 0 and m == 0 and not fresh:  # +0.0 + x, the sum's first term (-0.0 becomes +0.0)
-                            nisa.tensor_scalar(total, term, op0=nl.add, operand0=0.0)
-                        else:
-                            nisa.tensor_tensor(total, total, term, op=nl.add)
-            out = nl.ndarray((p, nj, cc), dtype=dtype, name="dx_tile")
-            # out of PSUM on the scalar engine, beside the vector engine's adds of the next chunk: float32 -> dtype,
-            # round to nearest even, once (x * 1.0 is x; a sum from +0.0 is never -0.0, so a bias add changes nothing)
-            nisa.activation(out, "copy", acc)
-            for band in bands:
-                for blk in range(blocks):
-                    # store: partitions (rank0 + k) * blocks + blk -> dx rows dx0 + k * dx_step, the chunk's columns
-                    cols = [[1, nj * cc]] if whole else [[c, nj], [1, cc]]
-                    sbuf_cols = [[1, nj * cc]] if whole else [[cc, nj], [1, cc]]
-                    nisa.dma_copy(dst=dx_rows.ap(pattern=[[band.dx_step * row_dx, band.count], *cols],
-                                                 offset=(band.batch * in_h + band.dx0) * row_dx + j0 * c
-                                                 + blk * per_block + c0),
-                                  src=out.ap(pattern=[[blocks * nj * cc, band.count], *sbuf_cols],
-                                             offset=(band.rank0 * blocks + blk) * nj * cc))
+        acc = nl.ndarray((p, nj, cc), dtype=nl.float32, buffer=nl.psum, name="dx_f32")
+        fresh = covered[0] < p or empty_cols  # some dx pixel takes no dy pixel: start every sum at +0.0
+        if fresh:
+            nisa.memset(acc, 0.0)
+        for r in range(depth):  # dy rows in order; within one, the dy columns of each run in order
+            if not covered[r]:  # no row of this tile has an r-th dy row
+                break
+            for cg in col_groups:
+                for m in range(cg.repeat):
+                    # acc: [nj * cc, covered] the rows with an r-th dy row, [src_step * cc, count] the group's dx
+                    # columns; dy: slot r, the m-th dy column of each of their runs
+                    total = acc.ap(pattern=[[nj * cc, covered[r]], [cg.src_step * cc, cg.count], [1, cc]],
+                                   offset=(cg.src0 - j0) * cc)
+                    term = dyt.ap(pattern=[[size, covered[r]], [cg.out_step * cc, cg.count], [1, cc]],
+                                  offset=(r * nd + cg.out0 - d0 + m) * cc)
+                    if r == 0 and m == 0 and not fresh:  # +0.0 + x, the sum's first term (-0.0 becomes +0.0)
+                        nisa.tensor_scalar(total, term, op0=nl.add, operand0=0.0)
+                    else:
+                        nisa.tensor_tensor(total, total, term, op=nl.add)
+        out = nl.ndarray((p, nj, cc), dtype=dtype, name="dx_tile")
+        # out of PSUM on the scalar engine, beside the vector engine's adds of the next piece: float32 -> dtype,
+        # round to nearest even, once (x * 1.0 is x; a sum from +0.0 is never -0.0, so a bias add changes nothing)
+        nisa.activation(out, "copy", acc)
+        cols, sbuf_cols = _columns(nj, cc, c)
+        for band in bands:
+            across = c // blocks if blocks > 1 else band.dx_step * row_dx  # one row's blocks, or the band's rows
+            for first, n in _moves(band, blocks):
+                # store: partitions (rank0 + first) * blocks .. + n -> [across, n] the band's dx rows from its row
+                # `first` (or that row's channel blocks), the piece's dx columns from j0 and channels from c0
+                nisa.dma_copy(dst=dx_rows.ap(pattern=[[across, n], *cols],
+                                             offset=(band.batch * in_h + band.dx0 + first * band.dx_step) * row_dx
+                                             + j0 * c + c0),
+                              src=out.ap(pattern=[[nj * cc, n], *sbuf_cols],
+                                         offset=(band.rank0 + first) * blocks * nj * cc))
     return dx
+
+
+def _columns(nj: int, cc: int, c: int) -> tuple[list, list]:
+    """The free pairs (HBM, SBUF) of nj consecutive pixels' cc channels from a row of c-channel pixels: one run
+    when cc is all of them."""
+    return ([[1, nj * cc]], [[1, nj * cc]]) if cc == c else ([[c, nj], [1, cc]], [[cc, nj], [1, cc]])
+
+
+def _moves(band, blocks: int) -> list:
+    """(first row, partitions) per DMA of a band: all its rows at once when a row has one block (partitions rank0 ..
+    rank0 + count - 1), else one DMA per row over its blocks' consecutive partitions (a DMA over every blocks-th
+    partition would overlap the next block's partition range, and the cost model orders writes to overlapping
+    ranges of one tile, S2)."""
+    return [(0, band.count)] if blocks == 1 else [(k, blocks) for k in range(band.count)]
 
 
 def grad_rows_applies(plan, item: int) -> bool:
@@ -177,18 +225,24 @@ def _row_tiles(plan) -> list:
     return tiles
 
 
-def _column_chunks(plan, depth: int, channels: int, item: int) -> list:
+def _column_chunks(plan, depth: int, channels: int, item: int, pieces: int = 1) -> list:
     """Chunks of dx columns and channels of a block: [(j0, nj, d0, nd, column groups, c0, cc, empty columns?)],
     dy columns d0 .. d0 + nd - 1 feeding dx columns j0 .. j0 + nj - 1, the accumulator within ACC_BYTES and the
-    dy rows within DY_TILE_BYTES per partition."""
+    dy rows within DY_TILE_BYTES per partition; columns cut narrower for about ``pieces`` chunks in all, down to
+    MIN_PIECE_ELEMENTS accumulator elements per column group (channels are not cut further: that would shorten
+    every DMA descriptor)."""
     in_w, runs = plan.w.in_size, plan.w.runs
     cc = max(1, min(channels, ACC_BYTES // 4, DY_TILE_BYTES // (depth * plan.w.max_repeat * item)))
     nj = max(1, min(ACC_BYTES // (4 * cc), DY_TILE_BYTES // (depth * plan.w.max_repeat * cc * item)))
+    if pieces > 1:  # an add's elements are about nj * cc over the groups of a chunk (the width's period)
+        per_channels = -(-pieces // -(-channels // cc))  # column chunks wanted per chunk of channels
+        groups = len(column_groups(runs)) if runs else 1
+        nj = min(nj, max(-(-in_w // per_channels), -(-MIN_PIECE_ELEMENTS * groups // cc)))
     chunks = []
     for j0 in range(0, in_w, nj):
         j1 = min(in_w, j0 + nj)
         part = [r for r in runs if j0 <= r.src < j1]
-        d0, d1 = (part[0].first, part[-1].first + part[-1].repeat) if part else (0, 1)
+        d0, d1 = (part[0].first, part[-1].first + part[-1].repeat) if part else (0, 0)  # none: nothing to load
         for c0 in range(0, channels, cc):
             chunks.append((j0, j1 - j0, d0, d1 - d0, column_groups(part) if part else [], c0,
                            min(cc, channels - c0), len(part) < j1 - j0))
