@@ -63,7 +63,8 @@ def test_the_default_traces_a_bounded_program_for_any_shape(in_shape, out_shape)
     start = time.perf_counter()
     program = rk.trace_resize(in_shape, out_shape[1:3], dtype="float32")
     assert len(program.instructions) <= DEFAULT_MAX_INSTRUCTIONS, (len(program.instructions), program.name)
-    assert time.perf_counter() - start < 60  # a hang guard, not a speed test (the budget above is the bound)
+    assert time.perf_counter() - start < 300  # a hang guard, not a speed test (the budget above is the bound;
+    # 75 s on the 100x100x128 -> 3001x3001 shape with two other jobs on the 2 cores)
 
 
 def test_rowreuse_is_taken_only_within_its_dma_budget():

@@ -9,8 +9,10 @@ columns are read as one span and whether its columns repeat by a copy per group 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
+import operator
 from dataclasses import dataclass
 
 from ..machine.cost import TARGETS
@@ -69,7 +71,7 @@ def column_plan(plan, item: int, min_chunks: int = 1):
     for j0 in range(0, out_w, cols):
         nj = min(cols, out_w - j0)
         whole = nj == out_w and plan.w.max_repeat <= cols  # the whole map in one chunk (a sweep's shapes)
-        chunk_runs = runs if whole else split_runs(runs, j0, j0 + nj, cols)
+        chunk_runs = runs if whole else _chunk_runs(runs, j0, j0 + nj, cols, plan.w.max_repeat)
         spanned = _spanned(chunk_runs, cc * item)
         gathers = not wide and cc == in_c and spanned and index_bytes + nj * in_c * 4 <= GATHER_INDEX_BYTES
         groups = column_groups(chunk_runs, _most_copies(nj * in_c) if gathers else None)
@@ -78,6 +80,20 @@ def column_plan(plan, item: int, min_chunks: int = 1):
     nj_max = max(chunk.nj for chunk in chunks)
     per_row = (nj_max * cc if wide else 2 * nj_max * cc) * item  # bytes a row of a chunk takes in the tiles
     return cc, wide, tuple(chunks), max(1, (WIDE_TILE_BYTES if wide else 2 * TILE_BYTES) // per_row)
+
+
+def _chunk_runs(runs: list[RowRun], first: int, stop: int, cols: int, max_repeat: int) -> list[RowRun]:
+    """``split_runs(runs, first, stop, cols)``, walking only the runs the chunk reaches (found by bisection): where
+    no run is longer than ``cols``, the runs inside the chunk are kept as they are and only the two at its ends
+    are cut, so that cutting the width into chunks costs a step per chunk, not one per run and chunk."""
+    a = max(0, bisect.bisect_right(runs, first, key=_first) - 1)  # the run holding index ``first``
+    inside = runs[a:bisect.bisect_left(runs, stop, key=_first)]
+    if max_repeat > cols or len(inside) < 3:
+        return split_runs(inside, first, stop, cols)
+    return [*split_runs(inside[:1], first, stop, cols), *inside[1:-1], *split_runs(inside[-1:], first, stop, cols)]
+
+
+_first = operator.attrgetter("first")
 
 
 #: Bytes a DMA engine moves in the time it takes for one descriptor (D2 on trn1: 10 ns x 17 B/ns): reading a

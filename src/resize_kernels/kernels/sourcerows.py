@@ -8,8 +8,10 @@ the rows kernels' (columns.py), its moves scheduled as theirs (schedule.py).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
+import operator
 
 from .. import contract
 from ..errors import InvalidValueError
@@ -173,28 +175,40 @@ def _source_row_chunks(plan) -> int:
     return blocks
 
 
+@functools.lru_cache(maxsize=8)
 def _source_row_tiles(plan) -> list:
     """The height's runs in tiles of up to 128 (one per partition): [(partitions, stores, loads)]. A store is
     (first partition, partition step, row group), a row group being a ColumnGroup of rows (its runs at
     partitions q, q + step, ..); a load is (first partition, partitions, first source row, source row step):
-    the tile's source rows cut into arithmetic progressions (one for an upsample, whose rows are consecutive)."""
+    the tile's source rows cut into arithmetic progressions (one for an upsample, whose rows are consecutive).
+
+    Memoized (plans are immutable, one per shape): the instruction count and the trace that follows it ask for the
+    same tiles; a few entries suffice.
+    """
     runs, pmax = plan.h.runs, nl.tile_size.pmax
     size = -(-len(runs) // -(-len(runs) // pmax))  # balanced: no short last tile on few DMA engines
+    srcs = [r.src for r in runs]
+    # the runs k where the step from the run before differs from the step before it: where a progression may end
+    changes = [k for k in range(2, len(srcs)) if srcs[k] - srcs[k - 1] != srcs[k - 1] - srcs[k - 2]]
     tiles = []
     for i in range(0, len(runs), size):
-        tile = runs[i:i + size]
-        where = {r.first: n for n, r in enumerate(tile)}
-        stores = [(where[g.out0], where[g.out0 + g.out_step] - where[g.out0] if g.count > 1 else 1, g)
+        tile, end = runs[i:i + size], min(i + size, len(runs))
+
+        def at(first, tile=tile):  # the tile's partition holding the run of output row ``first``
+            return bisect.bisect_left(tile, first, key=_first)
+        stores = [(at(g.out0), at(g.out0 + g.out_step) - at(g.out0) if g.count > 1 else 1, g)
                   for g in column_groups(tile)]
-        loads = []
-        for n, r in enumerate(tile):
-            if loads and (loads[-1][1] == 1 or r.src - tile[n - 1].src == loads[-1][3]):
-                q, count, src0, _ = loads[-1]
-                loads[-1] = (q, count + 1, src0, r.src - tile[n - 1].src)
-            else:
-                loads.append((n, 1, r.src, 1))
+        loads, a = [], i
+        while a < end:  # a progression takes its first two runs, then each run as far from the one before
+            k = bisect.bisect_right(changes, a + 1)
+            m = min(changes[k] if k < len(changes) else end, end) - 1  # its last run
+            loads.append((a - i, m + 1 - a, srcs[a], srcs[a + 1] - srcs[a] if m > a else 1))
+            a = m + 1
         tiles.append((len(tile), stores, loads))
     return tiles
+
+
+_first = operator.attrgetter("first")
 
 
 def source_rows_instruction_count(plan, item: int, factor: int = 1) -> int | None:

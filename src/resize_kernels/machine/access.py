@@ -22,7 +22,7 @@ from .errors import OutOfBoundsError
 from .memory import HbmTensor, SbufTile
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class AccessPattern:
     tensor: HbmTensor | SbufTile
     pattern: tuple  # ((step, num), ...)
@@ -33,11 +33,17 @@ class AccessPattern:
 
     _in_bounds = False  # set on the instance by check_static (a class default: no instance __dict__ to look in)
 
+    def __init__(self, tensor, pattern, offset=0, vector_offset=None, indirect_dim=None, row_size=0):
+        """The dataclass's fields, written into the instance's __dict__ at once (a frozen dataclass's own __init__
+        sets each through object.__setattr__: patterns are made per instruction, so that adds up), then checked."""
+        self.__dict__.update(tensor=tensor, pattern=pattern, offset=offset, vector_offset=vector_offset,
+                             indirect_dim=indirect_dim, row_size=row_size)
+        self.__post_init__()
+
     def __post_init__(self):
-        pattern = self.pattern
+        pattern, d = self.pattern, self.__dict__
         if not _valid_int_pairs(pattern):  # the general path: convert, then check (and say what is wrong)
-            pattern = tuple((int(s), int(n)) for s, n in pattern)
-            object.__setattr__(self, "pattern", pattern)
+            pattern = d["pattern"] = tuple((int(s), int(n)) for s, n in pattern)
             if not pattern:
                 raise InvalidValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
             for k, (step, num) in enumerate(pattern):
@@ -46,13 +52,13 @@ class AccessPattern:
                     raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 in every "
                                             f"[step, num] pair and step >= 0 on a gather's pairs and on SBUF "
                                             f"partitions, got {[list(p) for p in pattern]}")
-        object.__setattr__(self, "shape", tuple([n for _, n in pattern]))  # read on every use: computed once
-        object.__setattr__(self, "is_sbuf", isinstance(self.tensor, SbufTile))
+        d["shape"] = tuple([n for _, n in pattern])  # read on every use: computed once
+        d["is_sbuf"] = is_sbuf = isinstance(self.tensor, SbufTile)
         if (self.vector_offset is None) != (self.indirect_dim is None):
             raise InvalidValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
         if self.indirect_dim is not None:
             self._check_indirect()
-        if self.is_sbuf:
+        if is_sbuf:
             free = self.tensor.free_size
             if pattern[0][0] % free and pattern[0][1] > 1:
                 raise InvalidValueError(f"the first [step, num] pair of an SBUF access pattern walks partitions: its step "
@@ -64,7 +70,8 @@ class AccessPattern:
             raise InvalidValueError(f"indirect access on {self.tensor.name!r} supports only indirect_dim=0, got {self.indirect_dim}")
         if self.is_sbuf:
             raise InvalidValueError(f"indirect access needs the indexed tensor in HBM, but {self.tensor.name!r} is in SBUF")
-        if not v.is_sbuf or v.tensor.dtype.name != "int32" or v.shape != (self.shape[0], 1):
+        dtype = v.tensor.dtype  # int32: kind and size, as its name says (reading dtype.name is slow)
+        if not v.is_sbuf or dtype.kind != "i" or dtype.itemsize != 4 or v.shape != (self.shape[0], 1):
             raise InvalidValueError(f"vector_offset of an indirect access on {self.tensor.name!r} must be an int32 "
                                     f"({self.shape[0]}, 1) SBUF tile, got {v.describe()} of shape {v.shape}")
         if self.row_size < 1:

@@ -191,6 +191,10 @@ class NkiTensor(TileOps):
         if (type(key) is tuple and len(key) == 2 == len(self.shape) and type(key[0]) is slice
                 and type(key[1]) is slice and key[0].step is None and key[1].step is None and not self.par_axis):
             return self._rectangle(key[0], key[1])
+        if type(key) is slice and key.step is None and not self.par_axis and len(self.shape) > 1:
+            start, stop, _ = key.indices(self.shape[0])
+            if stop > start:
+                return self._partitions(start, stop)
         key = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, (IndexExpr, NkiTensor)) for k in key):
             access = IndexedAccess(self, key)
@@ -257,6 +261,13 @@ class NkiTensor(TileOps):
         if value.tensor is dst.tensor and value.pattern == dst.pattern and value.offset == dst.offset:
             return  # t[k] += x wrote in place; Python's follow-up t[k] = t[k] has nothing to copy
         ELEMENTWISE["copy_into"](dst, broadcast_to(value, dst.shape, "tile[...] ="))
+
+    def _partitions(self, start: int, stop: int) -> AccessPattern:
+        """t[start:stop] (rows start .. stop - 1, every other axis whole), as the general walk gives it, without it."""
+        strides = row_major_strides(self.shape)
+        pattern = ((strides[0], stop - start), *zip(strides[1:], self.shape[1:]))
+        kind = TileView if self.buffer == "sbuf" else AccessPattern
+        return kind(self.storage, pattern, start * strides[0], row_size=math.prod(self.shape[1:]))
 
     def _rectangle(self, rows: slice, cols: slice) -> AccessPattern:
         """t[a:b, c:d] of a 2-D tensor, the commonest index in kernels, without the general walk."""
