@@ -20,8 +20,9 @@ from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
 from .compiler.pipeline import compile_module
 from .errors import InvalidTypeError, InvalidValueError, ResourceError
-from .kernels import DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_KERNELS, forward_kernel_for, kernel_schedule
-from .kernels.dispatch import candidate_times
+from .kernels import (CONVENTION_KERNELS, DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_CONVENTION_KERNELS,
+                      GRAD_KERNELS, forward_kernel_for, kernel_schedule)
+from .kernels.dispatch import candidate_times, convention_variant
 from .machine.cost import CostReport, program_cost, target_params
 from .machine.isa import Program
 from .machine.memory import check_host_memory
@@ -121,10 +122,12 @@ class _InstructionBoundedCache:
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize")
 
 
-def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str, sources: bool = True) -> Program:
+def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str, convention=None,
+           sources: bool = True) -> Program:
     kernels, _, keyword = _OPS[op]
+    extra = {} if convention is None else {"convention": convention}  # None: the compiler's map
     try:
-        return trace(kernels[name], TensorSpec(shape, dtype), sources=sources, **{keyword: other})
+        return trace(kernels[name], TensorSpec(shape, dtype), sources=sources, **{keyword: other}, **extra)
     except ResourceError as error:
         hint = "; the default kernel 'auto' traces a bounded number of instructions for every shape" \
             if op == "resize_nearest" and name != DEFAULT_FORWARD else ""
@@ -134,49 +137,116 @@ def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str, sour
 _program = _InstructionBoundedCache(_trace)
 
 
-def _prepare(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str) -> Executable:
-    """The cached, prepared Program of ``op``'s kernel variant ``name`` for these shapes and dtype."""
-    return Executable(_program(op, shape, other, dtype, name))
+def _prepare(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str, convention=None) -> Executable:
+    """The cached, prepared Program of ``op``'s kernel variant ``name`` for these shapes, dtype and convention."""
+    return Executable(_program(op, shape, other, dtype, name, convention))
 
 
 executable = _InstructionBoundedCache(_prepare)
 
 
 def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None, cached: bool = True,
-                 sources: bool = True) -> Program:
+                 sources: bool = True, convention: semantics.IndexConvention | None = None) -> Program:
     """The Program a forward kernel traces to for an NHWC input of ``in_shape`` resized to ``out_hw``.
 
     ``cached=False`` traces afresh and keeps nothing: for a caller that traces
     each shape once (a sweep), where a full cache only costs memory and GC time;
     such a caller may also skip the listing's source lines (``sources=False``).
+    ``convention``: the index convention (``semantics.IndexConvention``; None:
+    the compiler's), for the kernels in ``kernels.CONVENTION_KERNELS``.
     """
     shape, other = _shapes("resize_nearest", in_shape, out_hw)
-    args = ("resize_nearest", shape, other, _dtype("resize_nearest", dtype), kernel_variant("resize_nearest", kernel))
+    name = kernel_variant("resize_nearest", kernel)
+    args = ("resize_nearest", shape, other, _dtype("resize_nearest", dtype), name,
+            _check_convention("trace_resize", convention, name, shape, other))
     return _program(*args) if cached else _trace(*args, sources=sources)
+
+
+#: ONNX Resize's defaults, for a mode the caller leaves out when naming the other.
+ONNX_DEFAULTS = ("half_pixel", "round_prefer_floor")
+
+
+def index_convention(coordinate_transformation_mode: str | None = None, nearest_mode: str | None = None,
+                     scales=None) -> semantics.IndexConvention | None:
+    """The convention ONNX's mode names ask for (computed as ONNX's reference does), or None (the compiler's
+    map) when neither is named; a mode left out takes ONNX Resize's default (half_pixel, round_prefer_floor)."""
+    if coordinate_transformation_mode is None and nearest_mode is None:
+        if scales is not None:
+            raise InvalidValueError("resize_nearest takes scales only with ONNX's coordinate_transformation_mode or "
+                                    "nearest_mode (the compiler's map is the sizes' ratio)")
+        return None
+    return semantics.IndexConvention(coordinate_transformation_mode or ONNX_DEFAULTS[0],
+                                     nearest_mode or ONNX_DEFAULTS[1], "onnx",
+                                     (None, None) if scales is None else tuple(scales))
+
+
+def named_convention(what: str, convention=None, coordinate_transformation_mode=None, nearest_mode=None, scales=None):
+    """The convention an entry point's keywords name: ``convention``, or ONNX's mode names (``index_convention``);
+    None for the compiler's map."""
+    if convention is not None and (coordinate_transformation_mode, nearest_mode, scales) != (None, None, None):
+        raise InvalidValueError(f"{what} takes either convention or ONNX's mode names (and scales), not both")
+    return convention if convention is not None else index_convention(coordinate_transformation_mode, nearest_mode,
+                                                                      scales)
+
+
+def _check_convention(what: str, convention, name: str, shape: tuple, other: tuple, grad: bool = False):
+    """``convention`` as the kernels take it (None for the compiler's), checked against the kernel and the shapes
+    (``shape`` the op's operand: the input, or dy for the gradient)."""
+    if convention is None:
+        return None
+    if not isinstance(convention, semantics.IndexConvention):
+        raise InvalidTypeError(f"{what} requires convention as a resize_kernels.semantics.IndexConvention (or None), "
+                               f"got {type(convention).__name__}")
+    if convention.is_default:
+        return None
+    kernels = GRAD_CONVENTION_KERNELS if grad else CONVENTION_KERNELS
+    if name not in kernels:
+        raise InvalidValueError(f"{what} kernel {name!r} computes the compiler's map on chip; "
+                                f"{convention.describe()} requires one of {', '.join(map(repr, kernels))}")
+    ins, outs = (other, shape) if grad else (shape, other)
+    for k, (i, o) in enumerate(zip(ins[1:3], outs[1:3])):
+        semantics.axis_index(i, o, convention, k)  # a scale must give this size (raises, naming the fix)
+    return convention
 
 
 def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = None, cached: bool = True,
-                      sources: bool = True) -> Program:
+                      sources: bool = True, convention: semantics.IndexConvention | None = None) -> Program:
     """The Program a gradient kernel traces to for an NHWC ``dy`` of ``dy_shape`` and a forward input ``in_hw``
-    (``cached`` and ``sources`` as in ``trace_resize``)."""
+    (``cached``, ``sources`` and ``convention`` as in ``trace_resize``)."""
     shape, other = _shapes("resize_nearest_grad", dy_shape, in_hw)
-    args = ("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype),
-            kernel_variant("resize_nearest_grad", kernel))
+    name = kernel_variant("resize_nearest_grad", kernel)
+    args = ("resize_nearest_grad", shape, other, _dtype("resize_nearest_grad", dtype), name,
+            _check_convention("trace_resize_grad", convention, name, shape, other, grad=True))
     return _program(*args) if cached else _trace(*args, sources=sources)
 
 
-def resize_nearest(x: np.ndarray, size, kernel: str | None = None) -> np.ndarray:
+def resize_nearest(x: np.ndarray, size, kernel: str | None = None, *, coordinate_transformation_mode: str | None = None,
+                   nearest_mode: str | None = None, scales=None,
+                   convention: semantics.IndexConvention | None = None) -> np.ndarray:
     """Nearest-neighbour resize of an NHWC array to ``size = (out_h, out_w)`` (an int: square) on the simulated
     NeuronCore.
 
     Same result as ``torch.nn.functional.interpolate(mode="nearest")`` (asymmetric,
-    floor) for the default kernel; ``kernel="seed"`` runs the seed's lowered kernel
-    as written. The kernel is traced once per (shape, size, dtype, kernel) and cached.
+    floor, float32: the compiler's map) for the default kernel; ``kernel="seed"``
+    runs the seed's lowered kernel as written. The kernel is traced once per
+    (shape, size, dtype, kernel, convention) and cached.
+
+    Opt-in: ``coordinate_transformation_mode`` and ``nearest_mode`` (ONNX Resize's
+    names; one left out takes ONNX's default) give ONNX's map, computed as ONNX's
+    reference computes it (float64), with ONNX's ``scales`` (height, width) if
+    the model has them. Named, even "asymmetric" with "floor" is ONNX's float64
+    map, which differs from the default's float32 map on some sizes (14 -> 18:
+    output 9 reads source 7 by default, 6 under ONNX's 9 / (18 / 14)). ``convention``
+    (``semantics.IndexConvention``) names any map instead, TensorFlow's too.
+    Kernels "auto" and "rowreuse" take them all.
     """
     op = "resize_nearest"
     x = _check_array(x, op)
     shape, other = _shapes(op, x.shape, size)
-    return executable(op, shape, other, _dtype(op, x.dtype), kernel_variant(op, kernel)).run([x])[0]
+    convention = named_convention(op, convention, coordinate_transformation_mode, nearest_mode, scales)
+    name = kernel_variant(op, kernel)
+    convention = _check_convention(op, convention, name, shape, other)
+    return executable(op, shape, other, _dtype(op, x.dtype), name, convention).run([x])[0]
 
 
 def index_map(in_hw, out_hw) -> np.ndarray:
@@ -198,7 +268,8 @@ def nhwc_out_shape(in_shape, out_shape):
     return out_shape
 
 
-def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", dtype="float32") -> CostReport:
+def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", dtype="float32", *,
+         convention: semantics.IndexConvention | None = None) -> CostReport:
     """Modelled cost of resizing NHWC ``in_shape`` to ``out_shape`` (NHWC, or (out_h, out_w), or an int: square)
     with ``kernel`` (None: the default) on ``target``.
 
@@ -208,16 +279,21 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     bandwidth), ``efficiency`` (roofline / modelled), ``instructions`` by engine,
     ``dma_count``, ``dma_bytes``, ``events`` (each instruction's start, end,
     engine and DMA engines) and ``timeline()``; ``str(report)`` is readable.
-    Every time in it is modelled, not measured.
+    Every time in it is modelled, not measured. ``convention``: as in
+    ``resize_nearest`` (None: the compiler's map).
     """
     target_params(target)
     in_shape, out_shape = contract.resize_shapes("cost", in_shape, nhwc_out_shape(in_shape, out_shape))
     name = kernel_variant("resize_nearest", kernel)
-    program = trace_resize(in_shape, out_shape[1:3], dtype, name)
+    convention = _check_convention("cost", convention, name, in_shape, out_shape)
+    program = trace_resize(in_shape, out_shape[1:3], dtype, name, convention=convention)
     shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
     notes, candidates = [], None
     itemsize = program.inputs[0].dtype.itemsize
-    if name == "auto":
+    if name == "auto" and convention is not None:
+        name = convention_variant(in_shape, out_shape, itemsize)
+        notes.append("auto's pick for " + convention.describe())
+    elif name == "auto":
         name, candidates = forward_kernel_for(in_shape, out_shape, itemsize), candidate_times(in_shape, out_shape,
                                                                                               itemsize)
         notes.append("auto's pick")
@@ -226,16 +302,17 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     note = f" ({'; '.join(notes)})" if notes else ""
     report = program_cost(program, target, label=f"kernel {name!r}{note}, {shapes} {dtype}")
     report.candidates = candidates
-    report.roofline_us = roofline_bytes(in_shape, out_shape, program.inputs[0].dtype.itemsize) / (
+    report.roofline_us = roofline_bytes(in_shape, out_shape, program.inputs[0].dtype.itemsize, convention) / (
         report.params.peak_dma_gbps * 1e3)
     return report
 
 
-def roofline_bytes(in_shape, out_shape, itemsize: int) -> int:
+def roofline_bytes(in_shape, out_shape, itemsize: int, convention: semantics.IndexConvention | None = None) -> int:
     """Bytes a nearest resize must move: every source pixel the map reads, once, and every output pixel, once."""
     n, in_h, in_w, c = in_shape
-    rows = np.unique(semantics.source_index(in_h, out_shape[1])).size
-    cols = np.unique(semantics.source_index(in_w, out_shape[2])).size
+    convention = semantics.COMPILER if convention is None else convention
+    rows = np.unique(semantics.axis_index(in_h, out_shape[1], convention, 0)).size
+    cols = np.unique(semantics.axis_index(in_w, out_shape[2], convention, 1)).size
     return (n * rows * cols * c + math.prod(out_shape)) * itemsize
 
 
@@ -245,7 +322,9 @@ def roofline_bytes(in_shape, out_shape, itemsize: int) -> int:
 REDUCE_WINDOW = "reduce_window"
 
 
-def resize_nearest_grad(dy: np.ndarray, in_size, kernel: str | None = None) -> np.ndarray:
+def resize_nearest_grad(dy: np.ndarray, in_size, kernel: str | None = None, *,
+                        coordinate_transformation_mode: str | None = None, nearest_mode: str | None = None,
+                        scales=None, convention: semantics.IndexConvention | None = None) -> np.ndarray:
     """Gradient of ``resize_nearest`` with respect to its input, on the simulated NeuronCore.
 
     ``dy`` is the NHWC gradient of the resized output (float32, float16 or
@@ -261,11 +340,22 @@ def resize_nearest_grad(dy: np.ndarray, in_size, kernel: str | None = None) -> n
     gradient kernel, for any ratio; None picks "reduce_window" for block
     ratios, else "general". Both agree with the reference bit for bit. Modules
     and Programs are built once per (shape, size, dtype, path) and cached.
+    The forward map's convention is named as in ``resize_nearest`` (ONNX's mode
+    names and scales, or ``convention``); every gradient kernel takes any.
     """
     op = "resize_nearest_grad"
     dy = _check_array(dy, op)
     shape, other = _shapes(op, dy.shape, in_size)
     dtype = _dtype(op, dy.dtype)
+    convention = named_convention(op, convention, coordinate_transformation_mode, nearest_mode, scales)
+    if convention is not None and not convention.is_default:
+        if kernel == REDUCE_WINDOW:
+            raise InvalidValueError(f"resize_nearest_grad kernel='reduce_window' is the compiler's path for its own "
+                                    f"map; {convention.describe()} requires a gradient kernel: "
+                                    f"{', '.join(map(repr, GRAD_KERNELS))} or None")
+        name = kernel_variant(op, kernel, also=(REDUCE_WINDOW,))
+        convention = _check_convention(op, convention, name, shape, other, grad=True)
+        return executable(op, shape, other, dtype, name, convention).run([dy])[0]
     blocks = block_factors(shape[1:3], other[1:3]) is not None
     if kernel == REDUCE_WINDOW and not blocks:
         raise InvalidValueError(f"resize_nearest_grad kernel='reduce_window' requires dy's height and width to be integer "
@@ -289,15 +379,19 @@ def _reduce_window_grad(dy_shape, in_hw, dtype) -> LoadedModule:
 
 # -- HLO modules ----------------------------------------------------------------------------------
 
-def compile_hlo(text: str | bytes, kernel: str | None = None, *, resize_grad_average_pool: bool = False) -> LoadedModule:
+def compile_hlo(text: str | bytes, kernel: str | None = None, *, resize_grad_average_pool: bool = False,
+                extended_modes: bool = False) -> LoadedModule:
     """Compile a module and load it: call the result on numpy arrays. ``text``: HLO text (either dump style),
     StableHLO text as JAX prints it, or the bytes of a serialized HloModuleProto (also gzipped), told by content.
 
     ``kernel`` picks the forward resize variant for "ResizeNearest" (None: the
     default); ``resize_grad_average_pool=True`` lowers block-ratio
     ResizeNearestGrad calls as the seed describes them, an average pool, NOT the
-    gradient. The result has ``.module`` (the lowered HLO), ``.programs`` (each
+    gradient. ``extended_modes=True`` lowers resize calls with align_corners or
+    half_pixel_centers (rejected by default, with the seed's messages) as
+    TensorFlow's ResizeNearestNeighbor computes them. The result has ``.module`` (the lowered HLO), ``.programs`` (each
     kernel's Program), ``.values(*arrays)`` and prints as the lowered module.
     See compiler.pipeline.compile_module and runtime.load.
     """
-    return load(compile_module(text, kernel, resize_grad_average_pool=resize_grad_average_pool))
+    return load(compile_module(text, kernel, resize_grad_average_pool=resize_grad_average_pool,
+                               extended_modes=extended_modes))

@@ -180,9 +180,27 @@ def _verify(args) -> int:
         return _usage(args, "--random, --plot, --json, --dask and --checkpoint go with --sweep")
     from .verifier import verify, verify_grad
 
-    report = (verify_grad if args.grad else verify)(args.in_shape, args.out_shape, kernel=args.kernel)
+    report = (verify_grad if args.grad else verify)(args.in_shape, args.out_shape, kernel=args.kernel,
+                                                    convention=_convention(args))
     print(report)
     return 0 if report.ok else 1
+
+
+def _convention(args):
+    """The map --coordinate-transformation-mode / --nearest-mode (ONNX's) or --tensorflow-mode name; None: the
+    compiler's."""
+    from . import semantics
+    from .api import named_convention
+
+    if args.tensorflow_mode:
+        if args.coordinate_transformation_mode or args.nearest_mode:
+            raise InvalidValueError("give ONNX's --coordinate-transformation-mode / --nearest-mode or "
+                                    "--tensorflow-mode, not both")
+        if args.tensorflow_mode not in semantics.TENSORFLOW_MODES:
+            raise InvalidValueError(f"--tensorflow-mode requires one of {', '.join(semantics.TENSORFLOW_MODES)}, "
+                                    f"got {args.tensorflow_mode!r}")
+        return semantics.TENSORFLOW_MODES[args.tensorflow_mode]
+    return named_convention("verify", None, args.coordinate_transformation_mode, args.nearest_mode)
 
 
 def _sweep(args) -> int:
@@ -195,6 +213,7 @@ def _sweep(args) -> int:
     report = check_json_path(args.json) if args.json else None
     shapes = random_shapes(args.random, args.max_size, seed=args.seed)
     bad_random = []
+    convention = _convention(args)
     client = _dask_client(args.dask) if args.dask else None
     results, ok = [], True
     try:
@@ -203,7 +222,8 @@ def _sweep(args) -> int:
             if len(axes) + bool(shapes) > 1 and sys.stderr.isatty():  # with the progress bars, which tqdm shows there
                 print(f"[{k}/{len(axes) + bool(shapes)}] every (in, out) pair along {axis}", file=sys.stderr)
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
-                           executor=client and client.get_executor(), op=op, checkpoint=args.checkpoint)
+                           executor=client and client.get_executor(), op=op, checkpoint=args.checkpoint,
+                           convention=convention)
             head, *rest = result.summary().split("\n")
             print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
             results.append(result)
@@ -216,8 +236,8 @@ def _sweep(args) -> int:
         if sys.stderr.isatty():
             print(f"[{len(axes) + 1}/{len(axes) + 1}] {len(shapes)} random 2-D shapes", file=sys.stderr)
         check = verify_grad if args.grad else verify
-        reports = [check(i, o, args.kernel) for i, o in tqdm(shapes, desc="random shapes", unit="shapes",
-                                                             disable=None)]
+        reports = [check(i, o, args.kernel, convention=convention)
+                   for i, o in tqdm(shapes, desc="random shapes", unit="shapes", disable=None)]
         refused = sum(not r.applicable for r in reports)
         bad = [r for r in reports if r.applicable and not r.ok]
         bad_random = [[list(r.in_shape), list(r.out_shape)] for r in bad]
@@ -263,7 +283,7 @@ def _compile(args) -> int:
     from .api import compile_hlo
     from .runtime import random_arguments
 
-    compiled = compile_hlo(_read_hlo(args.file), kernel=args.kernel)
+    compiled = compile_hlo(_read_hlo(args.file), kernel=args.kernel, extended_modes=args.extended_modes)
     print(compiled)
     if not args.run:
         return 0
@@ -273,11 +293,17 @@ def _compile(args) -> int:
     for inst in compiled.programs:
         if inst.kernel_name == "ResizeNearest":
             x, y = values[inst.operands[0].name], values[inst.name]
-            ref = semantics.resize_nearest_reference(x, y.shape[1:3])
+            mode = inst.attributes.get("resize_mode")
+            if mode is None:
+                ref, which = semantics.resize_nearest_reference(x, y.shape[1:3]), "semantics.resize_nearest_reference"
+            else:
+                convention = semantics.TENSORFLOW_MODES[mode.value]
+                ref = semantics.convention_reference(x, y.shape[1:3], convention)
+                which = f"TensorFlow {mode.value}, semantics.convention_reference"
             same = y.dtype == ref.dtype and y.shape == ref.shape and np.array_equal(
                 np.ascontiguousarray(y).view(np.uint8), np.ascontiguousarray(ref).view(np.uint8))
             print(f"{inst.name}: ResizeNearest {x.dtype} {list(x.shape)} -> {list(y.shape)}, "
-                  f"bit-identical to the reference (semantics.resize_nearest_reference): {'yes' if same else 'NO'}")
+                  f"bit-identical to the reference ({which}): {'yes' if same else 'NO'}")
             ok &= same
     return 0 if ok else 1
 
@@ -296,6 +322,9 @@ def _add_compile_command(sub) -> None:
     comp.add_argument("--kernel", choices=KERNELS, default=None,
                       help="forward kernel variant for ResizeNearest (default: the default kernel)")
     comp.add_argument("--seed", type=_non_negative, default=0, help="seed of the random inputs (default 0)")
+    comp.add_argument("--extended-modes", action="store_true",
+                      help="lower ResizeNearest calls with align_corners or half_pixel_centers (rejected by default, "
+                           "as the Neuron compiler does) with TensorFlow's ResizeNearestNeighbor map")
     comp.set_defaults(func=_compile, bare_errors=True)  # the compiler's messages name the file or instruction
 
 
@@ -396,6 +425,16 @@ def build_parser() -> argparse.ArgumentParser:
                           "holds: a long sweep that was stopped resumes where it stopped")
     ver.add_argument("--plot", metavar="FILE",
                      help="with --sweep: plot the failing pairs to FILE.png, .pdf or .svg (needs matplotlib)")
+    # (the names are checked when the convention is made: the parser imports no numpy, so not semantics)
+    ver.add_argument("--coordinate-transformation-mode", metavar="MODE", default=None,
+                     help="prove ONNX Resize's map for this mode (half_pixel, asymmetric, align_corners, "
+                          "pytorch_half_pixel, tf_half_pixel_for_nn), as onnx.reference computes it, instead of the "
+                          "compiler's; a mode left out takes ONNX's default")
+    ver.add_argument("--nearest-mode", metavar="MODE", default=None,
+                     help="ONNX Resize's nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil)")
+    ver.add_argument("--tensorflow-mode", metavar="FLAG", default=None,
+                     help="prove TensorFlow ResizeNearestNeighbor's map for align_corners or half_pixel_centers "
+                          "instead of the compiler's")
     ver.set_defaults(func=_verify)
     _add_compile_command(sub)
     _add_inspect_command(sub)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import contract, semantics
-from .api import kernel_variant, nhwc_out_shape, trace_resize, trace_resize_grad
+from .api import kernel_variant, named_convention, nhwc_out_shape, trace_resize, trace_resize_grad
 from .display import html_table as _html_table
 from .errors import InvalidValueError, ResizeKernelsError
 from .machine.errors import OutOfBoundsError
@@ -52,6 +52,7 @@ class VerifyReport:
     first_wrong: list = field(default_factory=list)  # ((b, oh, ow), expected (b, h, w), got (b, h, w) or None)
     not_applicable: str | None = None  # why the kernel does not take this shape
     op: str = FORWARD  # or GRAD: then pixels are dx's, and first_wrong holds ((b, h, w), expected, got) values
+    convention: str | None = None  # the index convention checked (IndexConvention.describe()), None: the compiler's
 
     @property
     def applicable(self) -> bool:
@@ -68,7 +69,8 @@ class VerifyReport:
 
     def __str__(self) -> str:
         grad = self.op == GRAD
-        head = (f"{'gradient ' if grad else ''}kernel {self.kernel!r}: NHWC {'x'.join(map(str, self.in_shape))} -> "
+        head = (f"{'gradient ' if grad else ''}kernel {self.kernel!r}"
+                f"{f' ({self.convention})' if self.convention else ''}: NHWC {'x'.join(map(str, self.in_shape))} -> "
                 f"{'x'.join(map(str, self.out_shape))}: ")
         pixels = f"{math.prod(self.in_shape[:3]):,} input-gradient" if grad else f"{math.prod(self.out_shape[:3]):,} output"
         if self.ok:
@@ -98,27 +100,34 @@ def _nhw(position) -> str:
     return "(" + ", ".join(f"{axis}={int(i)}" for axis, i in zip("nhw", position)) + ")"
 
 
-def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
+def verify(in_shape, out_shape, kernel: str | None = None, *, coordinate_transformation_mode: str | None = None,
+           nearest_mode: str | None = None, scales=None, convention=None) -> VerifyReport:
     """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` (NHWC, or (out_h, out_w),
     or an int: square) against the reference.
 
     Shapes outside the contract raise; a shape the contract accepts but the
     kernel refuses (InvalidValueError while tracing) gives a not-applicable report.
+    The map's convention is named as in ``rk.resize_nearest`` (None: the
+    compiler's); the reference is then ``semantics.convention_reference``.
     """
     in_shape, out_shape = contract.resize_shapes("verify", in_shape, nhwc_out_shape(in_shape, out_shape))  # < 2**31 elements: int32 labels
     name = kernel_variant("resize_nearest", kernel)
+    convention = named_convention("verify", convention, coordinate_transformation_mode, nearest_mode, scales)
+    label = convention.describe() if convention is not None and not convention.is_default else None
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
     try:
-        program = trace_resize(in_shape, out_hw, np.int32, name, cached=False, sources=False)  # once: keep nothing
+        program = trace_resize(in_shape, out_hw, np.int32, name, cached=False, sources=False,  # once: keep nothing
+                               convention=convention)
     except InvalidValueError as e:
-        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e))
+        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e), convention=label)
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
     try:
         (got,) = Executable(program).run([labels])
     except OutOfBoundsError as e:
-        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e))
-    want = semantics.resize_nearest_reference(labels, out_hw)
+        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), convention=label)
+    want = semantics.convention_reference(labels, out_hw, convention) if label else \
+        semantics.resize_nearest_reference(labels, out_hw)
     bad = (got != want).any(axis=-1)
     wrong = int(bad.sum())
     first = []
@@ -129,10 +138,11 @@ def verify(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
         consistent = g[0] >= 0 and g[0] % c == 0 and np.array_equal(g, np.arange(c) + g[0]) and pix < n * in_h * in_w
         source = tuple(map(int, np.unravel_index(pix, (n, in_h, in_w)))) if consistent else None
         first.append(((b, oh, ow), tuple(map(int, expected)), source))
-    return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first)
+    return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first, convention=label)
 
 
-def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
+def verify_grad(in_shape, out_shape, kernel: str | None = None, *, coordinate_transformation_mode: str | None = None,
+                nearest_mode: str | None = None, scales=None, convention=None) -> VerifyReport:
     """Check every element of the gradient kernel's dx for the forward NHWC ``in_shape`` -> ``out_shape`` (NHWC,
     or (out_h, out_w), or an int: square).
 
@@ -141,13 +151,17 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     integers 1, 2, 3, ... (a contribution sent to the wrong pixel, dropped or
     added twice changes a sum) and random normals (adding in another order changes
     the rounding). ``first_wrong`` lists ((b, h, w), expected, got) for channel 0.
+    The forward map's convention is named as in ``verify``.
     """
     in_shape, out_shape = contract.resize_shapes("verify_grad", in_shape, nhwc_out_shape(in_shape, out_shape))
     name = kernel_variant(GRAD, kernel)
+    convention = named_convention("verify_grad", convention, coordinate_transformation_mode, nearest_mode, scales)
+    label = convention.describe() if convention is not None and not convention.is_default else None
     try:
-        program = trace_resize_grad(out_shape, in_shape[1:3], "float32", name, cached=False, sources=False)
+        program = trace_resize_grad(out_shape, in_shape[1:3], "float32", name, cached=False, sources=False,
+                                    convention=convention)
     except InvalidValueError as e:
-        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e), op=GRAD)
+        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e), op=GRAD, convention=label)
     size = math.prod(out_shape)
     labels = np.arange(1, size + 1, dtype=np.float32).reshape(out_shape)
     normals = np.random.default_rng(size).standard_normal(out_shape, dtype=np.float32)
@@ -155,15 +169,16 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None) -> VerifyReport:
     try:
         for dy in (labels, normals):
             (got,) = executable.run([dy])
-            want = semantics.resize_nearest_grad_reference(dy, in_shape[1:3])
+            want = semantics.resize_nearest_grad_reference(dy, in_shape[1:3], convention)
             wrong = (got.view(np.uint32) != want.view(np.uint32)).any(axis=-1)
             first_wrong = first_wrong or [(tuple(map(int, p)), float(want[tuple(p)][0]), float(got[tuple(p)][0]))
                                           for p in np.argwhere(wrong)[:MAX_LISTED]]
             bad |= wrong
     except OutOfBoundsError as e:
-        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), op=GRAD)
+        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), op=GRAD, convention=label)
     wrong = int(bad.sum())
-    return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first_wrong, op=GRAD)
+    return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first_wrong, op=GRAD,
+                        convention=label)
 
 
 # -- sweeps ------------------------------------------------------------------------------------------
@@ -208,6 +223,7 @@ class SweepResult:
     seconds: float = 0.0  # wall time of the run that returned this result
     op: str = FORWARD  # or GRAD (a gradient kernel's sweep)
     worker_seconds: float = 0.0  # the workers' time on every chunk, those of earlier runs of a checkpoint too
+    convention: str | None = None  # IndexConvention.key of the map checked; None: the compiler's
 
     @property
     def checked(self) -> int:
@@ -232,7 +248,8 @@ class SweepResult:
         return {"op": self.op, "kernel": self.kernel, "axis": self.axis, "sizes": [self.low, self.n], "checked": self.checked,
                 "exact": self.exact, "seconds": self.seconds, "worker_seconds": self.worker_seconds,
                 "failures": [[i, o, w, _listed(self.first_wrong.get((i, o)))] for i, o, w in self.failures],
-                "not_applicable": [list(p) for p in self.not_applicable], "reason": self.reason}
+                "not_applicable": [list(p) for p in self.not_applicable], "reason": self.reason,
+                "convention": self.convention}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SweepResult":
@@ -241,10 +258,12 @@ class SweepResult:
         return cls(d["kernel"], d["axis"], n, [(i, o, w) for i, o, w, _ in d["failures"]],
                    [tuple(p) for p in d["not_applicable"]], d["reason"], low,
                    {(i, o): tupled(f) for i, o, _, f in d["failures"] if f is not None}, d["seconds"],
-                   d.get("op", FORWARD), d.get("worker_seconds", 0.0))
+                   d.get("op", FORWARD), d.get("worker_seconds", 0.0), d.get("convention"))
 
     def summary(self, listed: int = 8) -> str:
-        head = f"{'gradient ' if self.op == GRAD else ''}kernel {self.kernel!r}, axis {self.axis}: {self.checked:,} (in, out) pairs in {self.low}..{self.n}: "
+        head = (f"{'gradient ' if self.op == GRAD else ''}kernel {self.kernel!r}"
+                f"{f' ({self.convention})' if self.convention else ''}, axis {self.axis}: {self.checked:,} (in, out) "
+                f"pairs in {self.low}..{self.n}: ")
         if not self.failures and not self.not_applicable:
             return head + "all exact"
         oob = sum(w is None for _, _, w in self.failures)
@@ -291,6 +310,7 @@ class Chunk:
     ins: tuple[int, int]
     outs: tuple[int, int]
     op: str = FORWARD  # or GRAD
+    convention: str | None = None  # IndexConvention.key; None: the compiler's map
 
     @property
     def pairs(self) -> int:
@@ -329,9 +349,10 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
     t0 = time.perf_counter()
     result = ChunkResult([], [], None, {})
     check = verify_grad if chunk.op == GRAD else verify
+    convention = semantics.IndexConvention.from_key(chunk.convention) if chunk.convention else None
     for i in range(chunk.ins[0], chunk.ins[1] + 1):
         for o in range(chunk.outs[0], chunk.outs[1] + 1):
-            report = check(*axis_shapes(chunk.axis, i, o, chunk.kernel), chunk.kernel)
+            report = check(*axis_shapes(chunk.axis, i, o, chunk.kernel), chunk.kernel, convention=convention)
             if not report.applicable:
                 result.not_applicable.append((i, o))
                 result.reason = result.reason or report.not_applicable
@@ -343,10 +364,11 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
     return result
 
 
-def sweep_chunks(kernel: str, axis: str, low: int, n: int, pairs: int = CHUNK_PAIRS, op: str = FORWARD) -> list[Chunk]:
+def sweep_chunks(kernel: str, axis: str, low: int, n: int, pairs: int = CHUNK_PAIRS, op: str = FORWARD,
+                 convention: str | None = None) -> list[Chunk]:
     """The sweep ``low..n`` cut into chunks of about ``pairs`` pairs: one in size by a run of out sizes."""
     width = max(1, min(n - low + 1, pairs))
-    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)), op)
+    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)), op, convention)
             for i in range(low, n + 1) for o in range(low, n + 1, width)]
 
 
@@ -382,7 +404,8 @@ def sweep_range(sizes) -> tuple[int, int]:
 
 
 def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
-          executor=None, chunk_pairs: int | None = None, op: str = FORWARD, checkpoint=None) -> SweepResult:
+          executor=None, chunk_pairs: int | None = None, op: str = FORWARD, checkpoint=None,
+          convention: semantics.IndexConvention | None = None) -> SweepResult:
     """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
 
     ``op``: FORWARD ("resize_nearest", ``verify``) or GRAD ("resize_nearest_grad",
@@ -396,6 +419,8 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     chunks it already holds (checked by this code) are not checked again, so a
     long sweep that was stopped resumes where it stopped. ``chunk_pairs``: pairs
     per chunk (None: at least CHUNK_PAIRS, and at most MAX_CHUNKS chunks).
+    ``convention``: the map to prove (``semantics.IndexConvention`` without
+    scales, which fix the sizes; None: the compiler's).
     """
     low, n = sweep_range(n)
     _check_count("sweep's jobs", jobs, 1)
@@ -406,7 +431,14 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     if op not in (FORWARD, GRAD):
         raise InvalidValueError(f"sweep requires op {FORWARD!r} or {GRAD!r}, got {op!r}")
     name = kernel_variant(op, kernel)
-    chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op)
+    if convention is not None and not isinstance(convention, semantics.IndexConvention):
+        raise InvalidValueError(f"sweep requires convention as a semantics.IndexConvention or None, "
+                                f"got {type(convention).__name__}")
+    if convention is not None and convention.scales != (None, None):
+        raise InvalidValueError(f"sweep requires a convention without scales (a scale fixes the output size), "
+                                f"got scales {convention.scales}")
+    key = convention.key if convention is not None and not convention.is_default else None
+    chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op, key)
     record = Checkpoint(checkpoint) if checkpoint is not None else None
     merged = ChunkResult([], [], None, {})
     if record:
@@ -435,7 +467,7 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     finally:
         bar and bar.close()
     return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
-                       merged.first_wrong, time.perf_counter() - t0, op, merged.seconds)
+                       merged.first_wrong, time.perf_counter() - t0, op, merged.seconds, key)
 
 
 #: What a sweep's proof depends on: the reference, the contract, the kernels, the tracer and the machine model.
@@ -481,7 +513,7 @@ class Checkpoint:
         for line in text.splitlines():
             try:
                 d = json.loads(line)
-                chunk = Chunk(d["kernel"], d["axis"], tuple(d["ins"]), tuple(d["outs"]), d["op"])
+                chunk = Chunk(d["kernel"], d["axis"], tuple(d["ins"]), tuple(d["outs"]), d["op"], d.get("convention"))
                 result = ChunkResult.from_dict(d["result"])
             except (ValueError, KeyError, TypeError):
                 continue
@@ -496,7 +528,8 @@ class Checkpoint:
 
         start, self._cut = "\n" if self._cut else "", False
         line = start + json.dumps({"kernel": chunk.kernel, "axis": chunk.axis, "ins": list(chunk.ins), "outs": list(chunk.outs),
-                           "op": chunk.op, "code": code_fingerprint(), "result": result.to_dict()})
+                           "op": chunk.op, "convention": chunk.convention, "code": code_fingerprint(),
+                           "result": result.to_dict()})
         try:
             with open(self.path, "a") as f:
                 f.write(line + "\n")

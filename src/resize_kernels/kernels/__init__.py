@@ -28,6 +28,9 @@ FORWARD_KERNELS = {"exact": resize_nearest_exact_kernel, "seed": resize_nearest_
                    "rows": resize_nearest_rows_kernel, "sourcerows": resize_nearest_source_rows_kernel}
 #: The variant used when none is named: exact for every accepted shape, and the cheapest exact one for it.
 DEFAULT_FORWARD = "auto"
+#: Forward kernels that take an index convention other than the compiler's (``convention=``): their maps are
+#: trace-time tables. The others compute the compiler's map on chip.
+CONVENTION_KERNELS = ("auto", "rows", "rowreuse", "exact")
 
 #: Gradient kernels selectable by name; "general" handles every ratio (integer or not, up or down), "rows" every
 #: shape whose dx pixels' dy pixels fit its tile, "auto" takes "rows" where it applies, else "general".
@@ -35,8 +38,11 @@ GRAD_KERNELS = {"auto": resize_nearest_grad_auto_kernel, "general": resize_neare
                 "rows": resize_nearest_grad_rows_kernel}
 #: The gradient kernel used when none is named.
 DEFAULT_GRAD = "auto"
+#: Every gradient kernel takes any convention (their maps are trace-time tables or plans).
+GRAD_CONVENTION_KERNELS = tuple(GRAD_KERNELS)
 
-__all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "GRAD_KERNELS", "DEFAULT_GRAD", "forward_kernel_for", "kernel_schedule",
+__all__ = ["FORWARD_KERNELS", "DEFAULT_FORWARD", "CONVENTION_KERNELS", "GRAD_CONVENTION_KERNELS", "GRAD_KERNELS",
+           "DEFAULT_GRAD", "forward_kernel_for", "kernel_schedule",
            "resize_nearest_auto_kernel", "resize_nearest_batched_kernel", "resize_nearest_exact_kernel",
            "resize_nearest_fixed_dma_kernel", "resize_nearest_grad_auto_kernel", "resize_nearest_grad_kernel",
            "resize_nearest_grad_rows_kernel", "resize_nearest_row_reuse_kernel",

@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from .. import contract
+from .. import contract, semantics
 from ..errors import ResourceError
 from ..machine.cost import program_cost
 from ..nki.tensor import TensorSpec
@@ -55,6 +55,21 @@ def forward_kernel_for(in_shape, out_shape, itemsize: int = 4) -> str:
     """
     in_shape, out_shape = contract.resize_shapes("forward_kernel_for", in_shape, out_shape)
     return _variant_for(in_shape, out_shape, itemsize)
+
+
+#: The forward kernels that take a convention other than the compiler's (their index tiles as tables).
+CONVENTION_CANDIDATES = ("rows", "rowreuse")
+
+
+def convention_variant(in_shape: tuple, out_shape: tuple, itemsize: int = 4) -> str:
+    """auto's pick under a convention other than the compiler's: its pick for the compiler's map (a close proxy:
+    the maps differ by a pixel here and there, so the kernels' costs hardly do) where that kernel takes
+    conventions, else "rows" while it traces small enough, else "rowreuse"."""
+    variant = _variant_for(in_shape, out_shape, itemsize)
+    if variant in CONVENTION_CANDIDATES:
+        return variant
+    rows = rows_instruction_count(plan_resize(in_shape, out_shape), itemsize)
+    return "rows" if rows <= ROWS_MAX_INSTRUCTIONS else "rowreuse"
 
 
 def candidate_times(in_shape, out_shape, itemsize: int = 4) -> dict:
@@ -115,28 +130,35 @@ def kernel_schedule(name: str, in_shape, out_shape, itemsize: int = 4) -> str | 
     return None
 
 
-def resize_nearest_auto_kernel(data_tensor, out_shape):
+def resize_nearest_auto_kernel(data_tensor, out_shape, convention=None):
     """Nearest-neighbour resize by the exact kernel with the lowest modelled time (see ``forward_kernel_for``).
 
     Layouts, dtypes and constraints: those of the chosen kernel (NHWC in and out
     in HBM, any machine dtype, the resize contract). The choice is made at
     trace time, so the Program is the chosen kernel's, under this kernel's name.
+    A ``convention`` other than the compiler's (``semantics.IndexConvention``)
+    takes ``convention_variant``'s pick, with its maps as trace-time tables.
     """
     in_shape, checked_out = contract.resize_shapes("resize_nearest_auto_kernel", data_tensor.shape, out_shape)
+    if convention is not None and not convention.is_default:
+        variant = convention_variant(in_shape, checked_out, data_tensor.dtype.itemsize)
+        return _KERNELS[variant](data_tensor, out_shape, convention=convention)
     variant = _variant_for(in_shape, checked_out, data_tensor.dtype.itemsize)
     return _KERNELS[variant](data_tensor, out_shape)
 
 
-def resize_nearest_grad_auto_kernel(dy_tensor, in_shape):
+def resize_nearest_grad_auto_kernel(dy_tensor, in_shape, convention=None):
     """Gradient of nearest-neighbour resize by "rows" (dx rows on partitions, sums on chip in PSUM; modelled 1.6-1.7x
     its roofline on the SD2 shapes on trn1, where "general"'s scatter-adds are 5-7x) wherever one dx pixel's dy
     pixels fit its tile and its maps are regular enough to take few instructions per tile (GRAD_ROWS_MAX_PER_CHUNK),
     else "general" (DMA scatter-add, any shape). Both are bit for bit the reference.
 
     Layouts, dtypes and constraints: those of the chosen kernel (dy and dx NHWC in HBM; float32, float16, bfloat16).
+    Both take any ``convention`` (``semantics.IndexConvention``; None: the compiler's).
     """
     dy_shape, checked_in = contract.grad_shapes("resize_nearest_grad_auto_kernel", dy_tensor.shape, in_shape)
-    plan, item = plan_resize(checked_in, dy_shape), dy_tensor.dtype.itemsize
+    plan, item = plan_resize(checked_in, dy_shape, convention or semantics.COMPILER), dy_tensor.dtype.itemsize
+    extra = {} if convention is None else {"convention": convention}
     if grad_rows_applies(plan, item) and grad_rows_is_short(plan, item):
-        return resize_nearest_grad_rows_kernel(dy_tensor, in_shape)
-    return resize_nearest_grad_kernel(dy_tensor, in_shape)
+        return resize_nearest_grad_rows_kernel(dy_tensor, in_shape, **extra)
+    return resize_nearest_grad_kernel(dy_tensor, in_shape, **extra)

@@ -11,14 +11,14 @@ hoisted out of the batch loop (it does not depend on the batch).
 
 from __future__ import annotations
 
-from .. import contract
+from .. import contract, semantics
 from ..nki import language as nl
 from .dma import channel_chunk, gather_store
 from .helpers import row_tiles, source_columns
 from .plan import plan_resize
 
 
-def resize_nearest_exact_kernel(data_tensor, out_shape):
+def resize_nearest_exact_kernel(data_tensor, out_shape, convention=None):
     """Nearest-neighbour resize by indirect-DMA gather, exact for every accepted shape.
 
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
@@ -28,10 +28,12 @@ def resize_nearest_exact_kernel(data_tensor, out_shape):
     split into chunks of at most 64 KiB per partition, so any count fits in SBUF.
     Tiling: for out_w <= 64, a tile holds floor(128 / out_w) whole output rows;
     otherwise a tile is up to 128 pixels of one row. Per (tile, batch, channel
-    chunk): one indirect gather, one strided store.
+    chunk): one indirect gather, one strided store. ``convention``
+    (``semantics.IndexConvention``; None: the compiler's) may be any: its
+    indices come from constant tables fixed at trace time.
     """
     in_shape, out_shape = contract.resize_shapes("resize_nearest_exact_kernel", data_tensor.shape, out_shape)
-    plan = plan_resize(in_shape, out_shape)
+    plan = plan_resize(in_shape, out_shape, convention or semantics.COMPILER)
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, out_c = out_shape
     out_tensor = nl.ndarray(out_shape, dtype=data_tensor.dtype, buffer=nl.shared_hbm, name="out_tensor")

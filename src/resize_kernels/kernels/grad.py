@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .. import contract
+from .. import contract, semantics
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import channel_chunk
@@ -26,7 +26,7 @@ from .plan import plan_resize
 COLUMN_GROUP = 512
 
 
-def resize_nearest_grad_kernel(dy_tensor, in_shape):
+def resize_nearest_grad_kernel(dy_tensor, in_shape, convention=None):
     """Gradient of nearest-neighbour resize: dx[b, src_h(oh), src_w(ow), c] += dy[b, oh, ow, c], any ratio.
 
     Layouts: dy_tensor (b, out_h, out_w, c) in HBM; returns dx of ``in_shape``
@@ -44,11 +44,13 @@ def resize_nearest_grad_kernel(dy_tensor, in_shape):
     memset tile; per dy tile (whole rows when out_w <= 64, else up to 128 pixels
     of one row), batch and channel chunk: load dy, widen it if needed, scatter-add
     it into the accumulator; for float16 / bfloat16, cast the accumulator into dx.
+    ``convention`` (``semantics.IndexConvention``; None: the compiler's): the
+    forward map's convention, any (its indices come from constant tables).
     """
     name = "resize_nearest_grad_kernel"
     dy_shape, in_shape = contract.grad_shapes(name, dy_tensor.shape, in_shape)
     contract.grad_dtype(name, dy_tensor.dtype)
-    plan = plan_resize(in_shape, dy_shape)
+    plan = plan_resize(in_shape, dy_shape, convention or semantics.COMPILER)
     in_b, in_h, in_w, c = in_shape
     _, out_h, out_w, _ = dy_shape
     dtype = dy_tensor.dtype

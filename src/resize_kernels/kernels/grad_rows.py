@@ -18,7 +18,7 @@ piece's loads and the last piece's cast and stores are not overlapped.
 
 from __future__ import annotations
 
-from .. import contract
+from .. import contract, semantics
 from ..errors import InvalidValueError
 from ..nki import isa as nisa
 from ..nki import language as nl
@@ -41,13 +41,15 @@ PIECES = 6
 MIN_PIECE_ELEMENTS = 512
 
 
-def resize_nearest_grad_rows_kernel(dy_tensor, in_shape):
+def resize_nearest_grad_rows_kernel(dy_tensor, in_shape, convention=None):
     """Gradient of nearest-neighbour resize, dx[b, src_h(oh), src_w(ow), c] += dy[b, oh, ow, c], any ratio.
 
     Layouts: dy_tensor (b, out_h, out_w, c) in HBM; returns dx of ``in_shape``
     (b, in_h, in_w, c) in HBM. Dtypes: float32, float16, bfloat16; sums in
     float32 from +0.0 in row-major (oh, ow) order, cast once (RNE): bit for bit
-    ``semantics.resize_nearest_grad_reference``. Constraint: one channel of a
+    ``semantics.resize_nearest_grad_reference``. Every map is fixed at trace
+    time, so ``convention`` (``semantics.IndexConvention``; None: the
+    compiler's) may be any. Constraint: one channel of a
     dx pixel's dy pixels (its run of rows by its run of columns) fits
     DY_TILE_BYTES per partition (``grad_rows_applies``), else InvalidValueError.
     Tiling: a row tile holds whole batches of dx rows when in_h <= 128 (else up
@@ -72,7 +74,7 @@ def resize_nearest_grad_rows_kernel(dy_tensor, in_shape):
     name = "resize_nearest_grad_rows_kernel"
     dy_shape, in_shape = contract.grad_shapes(name, dy_tensor.shape, in_shape)
     contract.grad_dtype(name, dy_tensor.dtype)
-    plan = plan_resize(in_shape, dy_shape)
+    plan = plan_resize(in_shape, dy_shape, convention or semantics.COMPILER)
     if not grad_rows_applies(plan, dy_tensor.dtype.itemsize):
         raise InvalidValueError(f"{name} requires a dx pixel's dy pixels (rows x columns of one run, "
                                 f"{plan.h.max_repeat} x {plan.w.max_repeat} here) to fit a tile of "

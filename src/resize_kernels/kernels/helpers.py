@@ -10,6 +10,8 @@ the multiply: one instruction.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..nki import isa as nisa
 from ..nki import language as nl
 
@@ -60,12 +62,32 @@ def source_columns(w, first: int = 0, tiles: int = 1):
     """An int32 (min(128, out_w - first), tiles) tile: column t, partition p holds src_w(first + 128 t + p).
 
     ``w`` is the width's AxisPlan. Positions past out_w (in the last column) get
-    the clamped in_w - 1: valid, and unused.
+    the clamped in_w - 1: valid, and unused. A convention other than the
+    compiler's (``AxisPlan.on_chip``) is a table fixed at trace time: one DMA
+    from a shared constant instead of the index graph.
     """
     pmax = nl.tile_size.pmax
+    if not w.on_chip:
+        n = min(pmax, w.out_size - first)
+        pos = first + np.arange(n)[:, None] + pmax * np.arange(tiles)[None, :]
+        table = np.where(pos < w.out_size, w.src[np.minimum(pos, w.out_size - 1)], w.in_size - 1)
+        index = nl.ndarray((n, tiles), dtype=nl.int32, name="src_w_idx")
+        nisa.dma_copy(dst=index, src=nl.shared_constant(table, dtype=nl.int32))  # partition p, column t: src_w
+        return index
     pos = nl.ndarray((min(pmax, w.out_size - first), tiles), dtype=nl.int32, name="out_col")
     nisa.iota(pos, pattern=[[pmax, tiles]], offset=first, channel_multiplier=1)
     return scaled_floor(pos, w.scale, w.in_size - 1, "src_w")
+
+
+def table_tile(table, name: str, q0: int = 0, partitions: int | None = None, dtype=nl.int32):
+    """A tile whose partitions q0 .. q0 + len(table) - 1 hold ``table`` (values fixed at trace time), loaded by
+    one DMA from a shared constant: what an index graph computes, for a map the engines do not compute
+    (``AxisPlan.on_chip``). ``partitions``: the tile's height (None: q0 + len(table))."""
+    table = np.asarray(table)
+    p, f = table.shape
+    tile = nl.ndarray((q0 + p if partitions is None else partitions, f), dtype=dtype, name=name)
+    nisa.dma_copy(dst=tile[q0:q0 + p, 0:f], src=nl.shared_constant(table, dtype=dtype))
+    return tile
 
 
 def tile_rows_and_columns(n: int, tiles: int, out_w: int):
@@ -97,6 +119,9 @@ def row_tiles(plan, move) -> None:
     rows, tiles = plan.row_tiles
     h, w = plan.h, plan.w
     src_h, in_w, out_w = h.src.tolist(), w.in_size, w.out_size
+    if not (h.on_chip and w.on_chip):
+        _row_tiles_from_tables(plan, move)
+        return
     _, r, ow = tile_rows_and_columns(rows * out_w, 1, out_w)
     src_w = scaled_floor(ow, w.scale, in_w - 1, "src_w")
     for t in nl.affine_range(len(tiles)):
@@ -110,3 +135,28 @@ def row_tiles(plan, move) -> None:
         load_indices = nl.ndarray((n, 1), dtype=nl.int32, name="load_indices")
         nisa.tensor_tensor(load_indices, row_offset, src_w[0:n, 0:1], op=nl.add)
         move(n, load_indices, src_h[oh0] * in_w, oh0 * out_w)
+
+
+#: Tiles of whole rows whose load indices one constant table holds (4 bytes per tile per partition).
+TABLE_TILES = 512
+
+
+def _row_tiles_from_tables(plan, move) -> None:
+    """``row_tiles`` for a convention other than the compiler's: the same load indices, computed at trace time
+    from the maps and loaded from constant tables (one DMA per TABLE_TILES tiles) instead of the index graph."""
+    rows, tiles = plan.row_tiles
+    h, w = plan.h, plan.w
+    in_w, out_w, out_h = w.in_size, w.out_size, h.out_size
+    r, ow = np.divmod(np.arange(rows * out_w), out_w)
+    for g0 in range(0, len(tiles), TABLE_TILES):
+        group = tiles[g0:g0 + TABLE_TILES]
+        # column t: tile t's pixel i reads source pixel (src_h(oh0 + r) - src_h(oh0)) * in_w + src_w(ow); rows past
+        # the tile's own (the last tile) are clamped: valid, and unused
+        table = np.stack([(h.src[np.minimum(oh0 + r, out_h - 1)] - h.src[oh0]) * in_w + w.src[ow]
+                          for oh0, _ in group], axis=1)
+        index = nl.ndarray(table.shape, dtype=nl.int32, name="load_indices")
+        nisa.dma_copy(dst=index, src=nl.shared_constant(table, dtype=nl.int32))
+        for t in nl.affine_range(len(group)):
+            oh0, nrows = group[t]
+            n = nrows * out_w
+            move(n, index[0:n, t:t + 1], int(h.src[oh0]) * in_w, oh0 * out_w)

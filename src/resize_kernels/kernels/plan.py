@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import semantics
+from ..errors import InvalidValueError
 from ..nki import language as nl
 
 
@@ -32,32 +33,58 @@ class RowRun(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class AxisPlan:
-    """One axis: its sizes, its map src(d) for every output index d, and its integer ratio if it has one."""
+    """One axis: its sizes, its map src(d) for every output index d, and its integer ratio if it has one.
+
+    ``convention``: the axis's index convention (``semantics.IndexConvention.axis``); the compiler's by default,
+    the one map the engines compute on chip (``scale``, ``limit``). Any other is a trace-time table: kernels that
+    accept it read its indices from a constant (``helpers.source_columns``).
+    """
 
     in_size: int
     out_size: int
+    convention: semantics.IndexConvention = semantics.COMPILER
 
     @functools.cached_property
     def src(self) -> np.ndarray:
-        """src(d) = min(floor(float32(d) * float32(in/out)), in - 1), int64, one entry per output index."""
-        return semantics.source_index(self.in_size, self.out_size)
+        """src(d), int64, one entry per output index: min(floor(float32(d) * float32(in/out)), in - 1) for the
+        compiler's convention, else ``semantics.convention_index``."""
+        if self.convention.is_default:
+            return semantics.source_index(self.in_size, self.out_size)
+        return semantics.convention_index(self.in_size, self.out_size, self.convention, self.convention.scales[0])
 
     @functools.cached_property
     def ratio(self) -> tuple[int, int] | None:
         """(up, down) when src(d) = (d // up) * down (``semantics.integer_ratio``), else None."""
-        return semantics.integer_ratio(self.in_size, self.out_size)
+        if self.convention.is_default:
+            return semantics.integer_ratio(self.in_size, self.out_size)
+        i, o = self.in_size, self.out_size
+        up, down = (o // i, 1) if o % i == 0 else (1, i // o) if i % o == 0 else (0, 0)
+        d = np.arange(o, dtype=np.int64)
+        return (up, down) if up and np.array_equal(self.src, d // up * down) else None
+
+    @property
+    def on_chip(self) -> bool:
+        """Whether the engines compute this map (``scale``, ``limit``): the compiler's convention only."""
+        return self.convention.is_default
 
     @functools.cached_property
     def limit(self) -> int | None:
         """in - 1 where the float32 floor passes it for some output index (src is then clamped), else None: the
         map is monotone, so the last index decides."""
+        self._check_on_chip("limit")
         last = np.floor(np.float32(self.out_size - 1) * semantics.axis_scale(self.in_size, self.out_size))
         return self.in_size - 1 if last > self.in_size - 1 else None
 
     @property
     def scale(self) -> float:
         """in / out as the Python float the kernels hand the engines (which round it to float32)."""
+        self._check_on_chip("scale")
         return 1.0 * self.in_size / self.out_size
+
+    def _check_on_chip(self, what: str) -> None:
+        if not self.on_chip:  # a kernel that computes the map on chip was handed another convention
+            raise InvalidValueError(f"AxisPlan.{what} is the compiler's on-chip map; {self.convention.describe()} "
+                                    f"is a trace-time table (AxisPlan.src): use a kernel that accepts conventions")
 
     @functools.cached_property
     def max_repeat(self) -> int:
@@ -118,9 +145,11 @@ class ResizePlan:
 
 
 @functools.lru_cache(maxsize=256)
-def plan_resize(in_shape: tuple, out_shape: tuple) -> ResizePlan:
-    """The plan of NHWC ``in_shape`` -> ``out_shape`` (int tuples), made once per shape pair."""
-    return ResizePlan(in_shape, out_shape, AxisPlan(in_shape[1], out_shape[1]), AxisPlan(in_shape[2], out_shape[2]))
+def plan_resize(in_shape: tuple, out_shape: tuple,
+                convention: semantics.IndexConvention = semantics.COMPILER) -> ResizePlan:
+    """The plan of NHWC ``in_shape`` -> ``out_shape`` (int tuples) under ``convention``, made once per shape pair."""
+    return ResizePlan(in_shape, out_shape, AxisPlan(in_shape[1], out_shape[1], convention.axis(0)),
+                      AxisPlan(in_shape[2], out_shape[2], convention.axis(1)))
 
 
 def split_by(items: list, key) -> list[list]:

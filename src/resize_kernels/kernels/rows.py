@@ -19,6 +19,8 @@ import functools
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import contract, semantics
 from ..errors import InvalidValueError
 from ..machine.cost import DMA_ENGINES, PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
@@ -26,13 +28,13 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .columns import column_index_tile, column_plan, expand_columns, tile_elements
 from .dma import broadcast_pairs
-from .helpers import scaled_floor, tile_rows_and_columns
+from .helpers import scaled_floor, table_tile, tile_rows_and_columns
 from .plan import column_groups, plan_resize
 from .schedule import (CHUNK_FACTORS, MIN_BLOCKS, TUNE_INSTRUCTIONS, TUNE_MIN_BYTES, balance, buffer_count,
                        chunks_for_engines, tuned)
 
 
-def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
+def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention=None):
     """Nearest-neighbour resize with output rows on partitions, moving whole rows.
 
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
@@ -58,6 +60,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
     stores in a pool of buffers (software pipelining). ``schedule`` is (tiling,
     chunk factor); None takes ``rows_schedule_for``'s: the one with the lowest
     modelled time on outputs of TUNE_MIN_BYTES or more, else DEFAULT_SCHEDULE.
+    ``convention`` (``semantics.IndexConvention``; None: the compiler's map,
+    computed on chip) may be any other: its index tiles are then tables fixed
+    at trace time, loaded from shared constants (``helpers.table_tile``).
     Per move: one indirect gather per row of the span of the chunk's source
     columns (where it reads at most twice the columns needed, or its extra bytes
     cost less than the descriptors they save: ``_spanned``; else one gather per
@@ -68,10 +73,11 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
     """
     name = "resize_nearest_rows_kernel"
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
-    plan = plan_resize(in_shape, out_shape)
+    plan = plan_resize(in_shape, out_shape, convention or semantics.COMPILER)
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, _ = out_shape
     dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
+    src_h, tables = plan.h.src, not plan.h.on_chip  # tables: a map fixed at trace time, not computed on chip
     if schedule is None:
         schedule = rows_schedule_for(in_shape, out_shape, item)
     if not (isinstance(schedule, tuple) and len(schedule) == 2 and schedule[0] in TILINGS
@@ -111,12 +117,16 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
     if out_h <= pmax // 2 and (pmax // out_h) * in_h < semantics.MAX_DIM:
         batches = min(out_b, pmax // out_h)  # whole batches per tile: one index tile for all
         rows = batches * out_h
-        index = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index")
-        if batches == 1:  # partition i: row i, source row src_h(i)
+        i = np.arange(rows)
+        if tables:  # partition i: row i % out_h of batch i // out_h, source row batch * in_h + src_h(row)
+            index = table_tile((i // out_h * in_h + src_h[i % out_h])[:, None], "row_index", partitions=pmax)
+        elif batches == 1:  # partition i: row i, source row src_h(i)
+            index = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index")
             o = nl.ndarray((rows, 1), dtype=nl.int32, name="out_row")
             nisa.iota(o, pattern=[[0, 1]], offset=0, channel_multiplier=1)
             scaled_floor(o, plan.h.scale, plan.h.limit, "src_h", out=index[0:rows, 0:1])
         else:
+            index = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index")
             _, t, o = tile_rows_and_columns(rows, 1, out_h)  # partition i: row i % out_h of batch i // out_h
             src = scaled_floor(o, plan.h.scale, plan.h.limit, "src_h")
             nisa.tensor_scalar(index[0:rows, 0:1], t, op0=nl.multiply, operand0=in_h)  # the row's batch in the tile
@@ -132,6 +142,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
         def index_at(_, q0, top):  # the indices moved to partitions q0.. by a DMA: engines cannot cross partitions
             if q0 == 0:
                 return index
+            if tables:
+                return table_tile((i[:top] // out_h * in_h + src_h[i[:top] % out_h])[:, None], "row_index_at", q0,
+                                  partitions=pmax)
             tile = nl.ndarray((pmax, 1), dtype=nl.int32, name="row_index_at")
             nisa.dma_copy(dst=tile[q0:q0 + top, 0:1], src=index[0:top, 0:1])
             return tile
@@ -167,6 +180,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
 
         def index_at(f, q0, top):
             first, rows, tiles = families[f]
+            if tables:  # partition q0 + i, column t: flat row first + t * rows + i (past the rows: clamped, unused)
+                flat = np.clip(first + np.arange(top)[:, None] + rows * np.arange(tiles)[None, :], 0, total - 1)
+                return table_tile(flat // out_h * in_h + src_h[flat % out_h], "src_h_idx", q0)
             pos = nl.ndarray((q0 + top, tiles), dtype=nl.int32, name="out_row")
             nisa.iota(pos, pattern=[[rows, tiles]], offset=first - q0, channel_multiplier=1)  # below q0: unused
             return _flat_source_rows(pos, plan)
@@ -186,6 +202,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
                     [b * in_h] * k_rows, b * out_h + t0 * rows, rows)
 
         def index_at(_, q0, top):
+            if tables:  # partition q0 + i, column t: row t * rows + i (past out_h: clamped, unused)
+                row = np.minimum(np.arange(top)[:, None] + rows * np.arange(tiles)[None, :], out_h - 1)
+                return table_tile(src_h[row], "src_h_idx", q0)
             pos = nl.ndarray((q0 + top, tiles), dtype=nl.int32, name="out_row")
             nisa.iota(pos, pattern=[[rows, tiles]], offset=-q0, channel_multiplier=1)  # below q0: unused
             return scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")
@@ -196,8 +215,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None):
     for m, q0 in zip(moves, starts):
         tops[m.family, q0] = max(tops.get((m.family, q0), 0), m.p)
     index_tiles = {key: index_at(*key, top) for key, top in sorted(tops.items())}
-    column_index = {k: column_index_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c,
-                                     max(q0 + top for (_, q0), top in tops.items()))
+    column_tile = _column_index_table if tables or not plan.w.on_chip else column_index_tile
+    column_index = {k: column_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c,
+                                   max(q0 + top for (_, q0), top in tops.items()))
                     for k, chunk in enumerate(chunks) if chunk.groups is None}  # chunks repeating by nc_n_gather
 
     # the data tiles: buffers allocated once and taken in turn (NKI's multi-buffering), as many as fit POOL_BYTES
@@ -273,6 +293,13 @@ def _chunk_elements(chunk, c: int) -> int:
 #: Flat output rows (batches x out_h) up to which the rows kernel packs batches into its tiles: the batch of a
 #: flat row f, floor(f / out_h + 0.5 / out_h) in float32, is exact while f + out_h < 2**24 / 6.
 FLAT_ROWS_MAX = 1 << 20
+
+
+def _column_index_table(plan, j0: int, nj: int, s0: int, c: int, top: int):
+    """``columns.column_index_tile`` from a table: element (j, ch) of every partition holds (src_w(j0 + j) - s0) *
+    c + ch, the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads."""
+    row = ((plan.w.src[j0:j0 + nj] - s0)[:, None] * c + np.arange(c)[None, :]).reshape(-1)
+    return table_tile(np.broadcast_to(row, (top, nj * c)), "column_index", dtype=nl.uint32)
 
 
 def _flat_source_rows(pos, plan):

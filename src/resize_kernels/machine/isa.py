@@ -401,6 +401,7 @@ class Program:
     inputs: list[HbmTensor] = field(default_factory=list)
     outputs: list[HbmTensor] = field(default_factory=list)
     internal: list[HbmTensor] = field(default_factory=list)
+    constants: list[HbmTensor] = field(default_factory=list)  # HBM tensors filled at trace time (nl.shared_constant)
     instructions: list[Instruction] = field(default_factory=list)
     sbuf_partition_bytes: int = 0  # capacity the program was traced for
     sbuf_high_water: int = 0  # bytes per partition the program needs at most
@@ -434,7 +435,8 @@ class Program:
 
     def listing(self, limit: int | None = None) -> str:
         lines = [f"program {self.name}"]
-        for kind, group in (("input", self.inputs), ("output", self.outputs), ("hbm", self.internal)):
+        for kind, group in (("input", self.inputs), ("output", self.outputs), ("hbm", self.internal),
+                            ("const", self.constants)):
             lines += [f"  {kind:<6} {t}" for t in group]
         shown = self.instructions if limit is None else self.instructions[:limit]
         width = len(str(max(len(self.instructions) - 1, 0)))

@@ -41,7 +41,8 @@ class HbmTensor:
     name: str
     shape: tuple
     dtype: np.dtype
-    kind: str = "internal"  # "input", "output" or "internal"
+    kind: str = "internal"  # "input", "output", "internal" or "constant"
+    data: np.ndarray | None = None  # a constant's elements (``nl.shared_constant``), fixed at trace time
 
     @property
     def size(self) -> int:

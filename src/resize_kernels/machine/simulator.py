@@ -221,7 +221,7 @@ class Executable:
 
     def __init__(self, program: Program):
         self.program = program
-        tensors = program.inputs + program.outputs + program.internal
+        tensors = program.inputs + program.outputs + program.internal + program.constants
         self.slot = {t: n for n, t in enumerate(tensors)}
         self.mem: list[np.ndarray | None] = [None] * len(tensors)
         self._lock = threading.Lock()
@@ -268,6 +268,8 @@ class Executable:
                     raise InvalidValueError(f"program {p.name} input {t} requires a "
                                             f"{t.dtype}{list(t.shape)} numpy array, got {got}")
                 self.mem[self.slot[t]] = np.ascontiguousarray(x).reshape(-1)
+            for t in p.constants:  # a copy: a Program cannot change its constants for the next run
+                self.mem[self.slot[t]] = t.data.reshape(-1).copy()
             if self._runs == _REPEATED_AFTER:  # run often: worth finding what each run must poison, and speed paths
                 self._plan = self._poison_plan()
                 self._prepare_all(repeated=True)

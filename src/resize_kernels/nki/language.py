@@ -160,6 +160,8 @@ class par_dim(int):
 def _shape(shape) -> tuple[tuple, int]:
     """(the shape as plain ints, the axis nl.par_dim marks (0 if none)); at most one axis may be marked."""
     shape = tuple(shape)
+    if all([type(n) is int for n in shape]):  # plain ints, none marked: the common case, as it is
+        return shape, 0
     marked = [axis for axis, n in enumerate(shape) if isinstance(n, par_dim)]
     if len(marked) > 1:
         raise InvalidValueError(f"nl.par_dim marks the one partition dimension of a shape, got it on axes {marked} "
@@ -265,6 +267,25 @@ def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None):
     tile = ndarray(shape, dtype, buffer, name=name or "full")
     nisa.memset(tile.whole, fill_value)
     return tile
+
+
+def shared_constant(constant, dtype=None):
+    """An HBM tensor filled at trace time with ``constant`` (a numpy array, or anything ``np.asarray`` takes), as
+    ``dtype`` (None: the array's own); equal constants (same bits, shape and dtype) are one tensor, as NKI shares
+    them. Kernels load it like any HBM tensor; the values must fit ``dtype`` exactly (nothing is wrapped)."""
+    tracer = current()
+    data = np.asarray(constant)
+    target = dtypes.as_dtype(data.dtype if dtype is None else dtype)
+    cast = data.astype(target)
+    if data.dtype != target and not np.array_equal(cast.astype(data.dtype), data):
+        raise InvalidValueError(f"nl.shared_constant requires values that {target} holds exactly, got a "
+                                f"{data.dtype} array with values from {data.min()} to {data.max()}; pass a wider dtype")
+    key = (cast.shape, cast.dtype.str, cast.tobytes())
+    for t in tracer.program.constants:
+        if (t.shape, t.data.dtype.str, t.data.tobytes()) == key:
+            return _tensor.NkiTensor(t)
+    cast.setflags(write=False)
+    return tracer.hbm(tracer.unique("const"), cast.shape, target, "constant", cast)
 
 
 def copy(x, dtype=None):

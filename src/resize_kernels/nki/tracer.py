@@ -69,9 +69,10 @@ class Tracer:
                 inst.source = (frame.f_code.co_filename, frame.f_lineno)
         self.program.append(inst)
 
-    def hbm(self, name: str, shape, dtype, kind: str) -> NkiTensor:
-        tensor = HbmTensor(name, tuple(int(s) for s in shape), dtypes.as_dtype(dtype), kind)
-        {"input": self.program.inputs, "internal": self.program.internal}[kind].append(tensor)
+    def hbm(self, name: str, shape, dtype, kind: str, data=None) -> NkiTensor:
+        tensor = HbmTensor(name, tuple(int(s) for s in shape), dtypes.as_dtype(dtype), kind, data)
+        {"input": self.program.inputs, "internal": self.program.internal,
+         "constant": self.program.constants}[kind].append(tensor)
         return NkiTensor(tensor)
 
     def sbuf(self, name: str | None, shape, dtype, memory: str = "sbuf") -> NkiTensor:
