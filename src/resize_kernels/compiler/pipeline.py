@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import InvalidTypeError
+from .. import kernels
+from ..errors import InvalidTypeError, InvalidValueError
 from ..machine.isa import Program
 from .codegen import codegen
 from .hlo import HloInstruction, HloModule, parse_module, print_hlo_module
@@ -27,6 +28,7 @@ from .passes import (
     lower_resize_nearest,
     lower_resize_nearest_grad,
     validate_resize,
+    validate_resize_extended,
 )
 from .registry import with_forward_kernel
 
@@ -52,7 +54,7 @@ def run_passes(module: HloModule, passes: Sequence[Callable[[HloModule], None]] 
 
 
 def compile_module(hlo: str | bytes | HloModule, kernel: str | None = None, *,
-                   resize_grad_average_pool: bool = False) -> CompiledModule:
+                   resize_grad_average_pool: bool = False, extended_modes: bool = False) -> CompiledModule:
     """Compile a module into a CompiledModule: HLO text (either dump style), StableHLO text, the bytes of a
     serialized HloModuleProto (also gzipped; ``hlo.parse_module`` tells them apart), or an HloModule.
 
@@ -62,10 +64,18 @@ def compile_module(hlo: str | bytes | HloModule, kernel: str | None = None, *,
     ``resize_grad_average_pool=True`` lowers block-ratio ResizeNearestGrad calls
     as the seed describes them, window sum divided by k_h * k_w: an average
     pool, NOT the gradient (which is the sum, the default).
+    ``extended_modes=True`` lowers resize calls with align_corners or
+    half_pixel_centers (which the seed rejects) with TensorFlow's
+    ResizeNearestNeighbor map for the flag (``semantics.TENSORFLOW_MODES``); the
+    kernel instruction then shows ``resize_mode``.
     """
     registry = with_forward_kernel(kernel)
-    passes = PASSES if not resize_grad_average_pool else tuple(
-        average_pool_resize_grad if hlo_pass is canonicalize_resize_grad else hlo_pass for hlo_pass in PASSES)
+    if extended_modes and kernel is not None and kernel not in kernels.CONVENTION_KERNELS:
+        raise InvalidValueError(f"compile_module extended_modes requires a forward kernel that takes other maps: "
+                                f"{', '.join(map(repr, kernels.CONVENTION_KERNELS))}, got {kernel!r}")
+    swaps = {canonicalize_resize_grad: average_pool_resize_grad} if resize_grad_average_pool else {}
+    swaps.update({validate_resize: validate_resize_extended} if extended_modes else {})
+    passes = tuple(swaps.get(hlo_pass, hlo_pass) for hlo_pass in PASSES)
     if isinstance(hlo, (str, bytes, bytearray, memoryview)):
         hlo = parse_module(hlo)
     elif not isinstance(hlo, HloModule):

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from .. import kernels
+from .. import kernels, semantics
 from ..errors import InvalidValueError
-from .hlo import HloInstruction
+from .hlo import HloInstruction, String
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,21 @@ class InternalKernelConfig:
 
 
 def _get_resize_args(inst: HloInstruction) -> dict:
-    """The seed's extractor: the target output shape, from the instruction's single result."""
-    return {"out_shape": inst.results[0].access_shape}
+    """The seed's extractor: the target output shape, from the instruction's single result; and, beyond the seed,
+    the convention of an extended mode (``resize_mode``)."""
+    return {"out_shape": inst.results[0].access_shape, **_mode_args(inst)}
+
+
+def _mode_args(inst: HloInstruction) -> dict:
+    """{"convention": TensorFlow's map} for a kernel instruction with ``resize_mode`` (extended modes), else {}."""
+    mode = inst.attributes.get("resize_mode")
+    if mode is None:
+        return {}
+    name = mode.value if isinstance(mode, String) else None
+    if name not in semantics.TENSORFLOW_MODES:
+        raise InvalidValueError(f"{inst.name!r} requires resize_mode to be one of "
+                                f"{', '.join(map(repr, semantics.TENSORFLOW_MODES))} (quoted), got {mode}")
+    return {"convention": semantics.TENSORFLOW_MODES[name]}
 
 
 def _get_resize_grad_args(inst: HloInstruction) -> dict:
@@ -43,7 +56,7 @@ def _get_resize_grad_args(inst: HloInstruction) -> dict:
     extractor between forward and backward, its gradient having become a
     reduce-window before codegen. Only ratios that are not block ratios get here.
     """
-    return {"in_shape": inst.results[0].access_shape}
+    return {"in_shape": inst.results[0].access_shape, **_mode_args(inst)}
 
 
 def _build_registry() -> dict[str, InternalKernelConfig]:

@@ -32,7 +32,7 @@ from dataclasses import replace
 from ... import semantics
 from ..hlo import HloComputation, HloInstruction, HloModule, IntList, Shape, Window, constant, parameter
 from .lower_resize import kernel_instruction
-from .validate_resize import custom_call_target
+from .validate_resize import custom_call_target, resize_mode
 
 RESIZE_NEAREST_GRAD = "ResizeNearestGrad"
 #: The element type every sum is accumulated in.
@@ -50,7 +50,7 @@ def canonicalize_resize_grad(module: HloModule, average_pool: bool = False) -> N
         taken, expansions = {i.name for i in comp.instructions}, {}
         for inst in calls:
             factors = block_factors(inst.operands[0].shape.dims[1:3], inst.shape.dims[1:3])
-            if factors is not None:
+            if factors is not None and resize_mode(inst) is None:  # a mode's map is not o // k: the kernel's
                 adder = adder or _add_computation(module)
                 new = expansions[inst] = _window_sum(taken, inst, factors, adder, average_pool)
                 taken.discard(new[-1].name)

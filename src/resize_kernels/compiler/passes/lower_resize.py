@@ -7,12 +7,13 @@ looks up in the internal-kernel registry. ResizeNearestGrad is not lowered
 here: the seed rewrites it into an average pool long before codegen (a pass
 of its own).
 Run validate_resize first: this pass trusts the call's mode and shapes.
+A mode flag the extended validation accepted is kept on the kernel instruction.
 """
 
 from __future__ import annotations
 
 from ..hlo import HloInstruction, HloModule, String
-from .validate_resize import custom_call_target
+from .validate_resize import custom_call_target, resize_mode
 
 KERNEL_OPCODE = "InternalNativeNkiKernel"
 RESIZE_NEAREST = "ResizeNearest"
@@ -27,7 +28,12 @@ def lower_resize_nearest(module: HloModule) -> None:
 
 
 def kernel_instruction(inst: HloInstruction, kernel_name: str) -> HloInstruction:
-    """An InternalNativeNkiKernel standing where ``inst`` was: same name, operands and result shape."""
+    """An InternalNativeNkiKernel standing where ``inst`` was: same name, operands and result shape; a call with a
+    mode flag (extended modes) keeps it as ``resize_mode="align_corners"`` (or "half_pixel_centers"), which
+    the registry turns into the kernel's convention and the lowered module shows."""
     attributes = {"kernel_name": String(kernel_name)}
+    mode = resize_mode(inst)
+    if mode is not None:
+        attributes["resize_mode"] = String(mode)
     attributes.update((key, inst.attributes[key]) for key in _KEPT_ATTRIBUTES if key in inst.attributes)
     return HloInstruction(inst.name, KERNEL_OPCODE, inst.shape, inst.operands, attributes)

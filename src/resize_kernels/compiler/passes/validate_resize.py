@@ -1,7 +1,7 @@
 """The seed's check at HLO lowering (hlo2penguin): reject resize custom-calls the kernels cannot honour.
 
-The kernels take no mode argument: they implement only the asymmetric,
-floor-rounding transform (align_corners=false, half_pixel_centers=false). So
+By default the kernels implement only the asymmetric, floor-rounding
+transform (align_corners=false, half_pixel_centers=false), as the seed's. So
 the mode is checked here, once, from the custom-call's backend_config, which
 torch_xla writes as two quoted characters, align_corners then
 half_pixel_centers (``backend_config="\\"00\\""``). The HLO-level checks make
@@ -12,7 +12,9 @@ NeuronCore moves; the shape and dtype rules are then the op's one contract
 reaches a kernel is an NHWC image resized in dims 1 and 2 only.
 torch_xla transposes NCHW with dimensions={0,3,2,1}, so the custom call may
 see (N, W, H, C); the map is separable per axis, so dims 1 and 2 are simply
-resized as they come.
+resized as they come. ``validate_resize_extended`` (compile_module's
+``extended_modes``) accepts one mode flag instead: the lowering then passes
+TensorFlow's map for it (``semantics.TENSORFLOW_MODES``) to the kernel.
 """
 
 from __future__ import annotations
@@ -64,20 +66,36 @@ def validate_resize(module: HloModule) -> None:
                 check_resize_custom_call(inst)
 
 
-def check_resize_custom_call(inst: HloInstruction) -> None:
-    """One ResizeNearest / ResizeNearestGrad custom-call: its operand count, mode, element types, then the contract."""
+def validate_resize_extended(module: HloModule) -> None:
+    """Pass: ``validate_resize``, but align_corners or half_pixel_centers (one of them) is accepted, to be lowered
+    with TensorFlow's ResizeNearestNeighbor semantics (``compile_module(..., extended_modes=True)``)."""
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if custom_call_target(inst) in RESIZE_TARGETS:
+                check_resize_custom_call(inst, extended=True)
+
+
+def resize_mode(inst: HloInstruction) -> str | None:
+    """The flag a validated resize custom-call sets ("align_corners" or "half_pixel_centers"), None for "00"."""
+    match = _BACKEND_CONFIG.fullmatch(inst.backend_config)
+    return {"10": "align_corners", "01": "half_pixel_centers"}.get(match.group(1) + match.group(2))
+
+
+def check_resize_custom_call(inst: HloInstruction, extended: bool = False) -> None:
+    """One ResizeNearest / ResizeNearestGrad custom-call: its operand count, mode, element types, then the contract.
+    ``extended``: accept one of the two mode flags (``validate_resize_extended``)."""
     target = inst.custom_call_target
     what = f"{target} custom-call {inst.name!r}"
     if len(inst.operands) != 1:
         raise ValidationError(f"{what} requires exactly 1 operand (the NHWC image), got {len(inst.operands)}; "
                               f"pass the image alone")
-    _check_mode(inst, target, what)
+    _check_mode(inst, target, what, extended)
     operand, result = inst.operands[0].shape, inst.shape
     _check_arrays(operand, result, what)
     _check_contract(target, operand, result, what)
 
 
-def _check_mode(inst: HloInstruction, target: str, what: str) -> None:
+def _check_mode(inst: HloInstruction, target: str, what: str, extended: bool = False) -> None:
     try:
         match = _BACKEND_CONFIG.fullmatch(inst.backend_config)
     except ValueError:  # absent, or not a quoted string
@@ -88,8 +106,12 @@ def _check_mode(inst: HloInstruction, target: str, what: str) -> None:
         raise ValidationError(f"{what} requires backend_config to be two quoted characters, align_corners then "
                               f"half_pixel_centers, each 0 or 1, as torch_xla writes it: "
                               f"backend_config=\"\\\"00\\\"\"; got {got}")
+    if extended and match.groups() == ("1", "1"):
+        raise ValidationError(f"{what} sets both align_corners and half_pixel_centers, which TensorFlow's "
+                              f"ResizeNearestNeighbor rejects as well; set one of them: backend_config "
+                              f"\"10\" (align_corners) or \"01\" (half_pixel_centers), quoted as for \"00\"")
     for flag, value in zip(("align_corners", "half_pixel_centers"), match.groups()):
-        if value == "1":
+        if value == "1" and not extended:
             raise ValidationError(f"{target}: {flag}=true is not supported in this implementation.\n"
                                   f"Set {flag}=false in your {target} configuration.")
 
