@@ -1,155 +1,383 @@
 """PyTorch front end: nearest resize as a torch custom op whose forward and backward run on the simulated NeuronCore.
 
-``torch.ops.resize_kernels.resize_nearest(x, [out_h, out_w])`` takes an NCHW
-tensor (contiguous or channels_last), runs ``rk.resize_nearest`` on its NHWC
-view and returns a tensor in the input's memory format, like
-``F.interpolate(mode="nearest")``; its backward is the custom op
-``resize_kernels::resize_nearest_grad`` (``rk.resize_nearest_grad``, a sum over
-the forward map), whose own backward is the forward resize again, so double
-backward works. Both ops have fake (meta) implementations for torch.compile.
-Supported dtypes: float32, float16, bfloat16 (passed bit for bit through
-ml_dtypes); float64 has no NeuronCore equivalent and is rejected. CPU tensors only.
+``interpolate_nearest(x, size=None, scale_factor=None, mode="nearest", recompute_scale_factor=None)`` is
+``F.interpolate`` for modes "nearest" and "nearest-exact" on (N, C, W) and (N, C, H, W) tensors (contiguous or
+channels_last), bit for bit, forward and backward: it computes torch's own source maps (``semantics.torch_index``),
+including the ones a ``scale_factor`` gives (torch maps with float32(1 / scale), not in / out) and the ones its CPU
+kernels compute differently: ``forward_path`` says which of torch's two index computations F.interpolate's forward
+uses for a call; its backward always uses the "indexed" one, so the gradient may follow another map than the
+forward (as torch's does).
+
+The ops: ``torch.ops.resize_kernels.resize_nearest(x, size, scales=None, mode="nearest")`` runs
+``rk.resize_nearest`` on the NHWC view and returns a tensor in the input's memory format; its backward is
+``resize_kernels::resize_nearest_grad`` (``rk.resize_nearest_grad``, a sum over torch's backward map), whose own
+backward is the forward resize again (as torch's double backward is), so double backward works. Both have fake
+implementations for torch.compile and export. Dtypes: float32, float16, bfloat16 (bit for bit through ml_dtypes),
+uint8 forward only; float64 has no NeuronCore equivalent and is rejected. CPU tensors only.
+
+Trainium: torch_xla lowers every nearest upsample to a ResizeNearest custom call that carries only the output size,
+so there a ``scale_factor`` call computes the size-ratio map. Where torch's map differs from it, the call warns
+once per shape (``TrainiumScaleMapWarning``). ``patch_interpolate()`` routes a model's nearest ``F.interpolate``
+calls through the custom op.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import math
+import warnings
+
 import ml_dtypes
 import numpy as np
 import torch
+from torch._prims_common import suggest_memory_format
 
-from .. import api, contract
+from .. import api, contract, semantics
 from ..errors import InvalidTypeError, InvalidValueError
 
-__all__ = ["interpolate_nearest", "ResizeNearest", "resize_nearest", "resize_nearest_grad"]
+__all__ = ["interpolate_nearest", "ResizeNearest", "resize_nearest", "resize_nearest_grad", "forward_path",
+           "patch_interpolate", "TrainiumScaleMapWarning", "MODES"]
 
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_FORWARD_DTYPES = _DTYPES + (torch.uint8,)
+#: F.interpolate's nearest modes this front end takes.
+MODES = tuple(semantics.TORCH_MODES)
 
 
-def _check(x, what: str) -> None:
+class TrainiumScaleMapWarning(UserWarning):
+    """A scale_factor call whose torch map differs from the size-ratio map Trainium computes for it."""
+
+
+class _SizeError(InvalidTypeError, InvalidValueError):
+    """A size of the wrong length: a TypeError (this front end's rule) and a ValueError (F.interpolate's)."""
+
+
+class _EmptyInputError(InvalidValueError, RuntimeError):
+    """An input torch's kernels refuse at run time (no channels, no width): also the RuntimeError torch raises."""
+
+
+# -- checks -------------------------------------------------------------------------------------------------------
+
+def _check(x, what: str, grad: bool = False) -> None:
     if not isinstance(x, torch.Tensor):
-        raise InvalidTypeError(f"{what} requires a torch.Tensor in NCHW layout, got {type(x).__name__}")
-    if x.dim() != 4:
-        raise InvalidValueError(f"{what} requires an NCHW tensor of rank 4 (batch, channels, height, width), "
-                                f"got shape {tuple(x.shape)}")
-    if x.dtype not in _DTYPES:
-        hint = ("the NeuronCore has no float64: call .float() first (gradcheck: see the frontend tests)"
-                if x.dtype == torch.float64 else "cast it with .float()")
+        raise InvalidTypeError(f"{what} requires a torch.Tensor in NCHW (or NCW) layout, got {type(x).__name__}")
+    if x.dim() not in (3, 4):
+        hint = "; 5-D (volumetric) resize is not supported here, call F.interpolate" if x.dim() == 5 else ""
+        raise InvalidValueError(f"{what} requires an NCHW tensor of rank 4 (batch, channels, height, width) or an "
+                                f"NCW tensor of rank 3, got shape {tuple(x.shape)}{hint}")
+    if x.dtype not in (_DTYPES if grad else _FORWARD_DTYPES):
+        if x.dtype == torch.float64:
+            hint = "the NeuronCore has no float64: call .float() first (gradcheck: see the frontend tests)"
+        elif x.dtype == torch.uint8:
+            hint = "uint8 has no gradient; resize it forward only"
+        else:
+            hint = "cast it with .float()" + ("" if grad else " (uint8 is taken too, forward only)")
         raise InvalidTypeError(f"{what} requires a float32, float16 or bfloat16 tensor, got {x.dtype}; {hint}")
 
 
+def _check_sizes(x: torch.Tensor, size, what: str, grad: bool = False) -> tuple:
+    """The op's contract on ``x`` and ``size`` (the output's spatial size, or for the gradient the forward input's),
+    also for fake tensors; an empty batch is allowed, as F.interpolate allows it. Returns (h, w) (h = 1 for NCW)."""
+    k = x.dim() - 2
+    if not isinstance(size, (list, tuple)) or len(size) != k:
+        raise InvalidTypeError(f"{what} requires {'the forward input' if grad else 'the output'} size as {k} "
+                               f"int(s), one per spatial dimension of shape {tuple(x.shape)}, got {size!r}")
+    hw = contract.size_pair(what, tuple(size) if k == 2 else (1, size[0]),
+                            "forward input" if grad else "output")
+    n, c, x_h, x_w = x.shape if k == 2 else (x.shape[0], x.shape[1], 1, x.shape[2])
+    if isinstance(c, int) and c == 0:
+        raise _EmptyInputError(f"{what} requires at least one channel (F.interpolate refuses none too), "
+                               f"got shape {tuple(x.shape)}")
+    dims = (n, c, x_h, x_w, *hw)
+    if all(isinstance(d, int) for d in dims):  # symbolic sizes (torch.compile's dynamic shapes) are checked when run
+        shape, other = (max(n, 1), x_h, x_w, c), (max(n, 1), *hw, c)
+        (contract.grad_shapes if grad else contract.resize_shapes)(what, shape, other)
+    return hw
+
+
+def _check_scales(scales, k: int, what: str) -> tuple:
+    """``scales`` (None or one positive finite float per spatial dimension) as a (height, width) pair."""
+    if scales is None:
+        return (None, None)
+    if len(scales) != k or not all(isinstance(s, float) and math.isfinite(s) and s > 0 for s in scales):
+        raise InvalidValueError(f"{what} requires scales as {k} positive finite float(s) (or None), got {scales!r}")
+    return tuple(scales) if k == 2 else (None, scales[0])
+
+
+def _check_mode(mode, what: str) -> None:
+    if mode not in MODES:
+        raise InvalidValueError(f"{what} requires mode 'nearest' or 'nearest-exact', got {mode!r}; "
+                                f"other modes: call F.interpolate")
+
+
+# -- which map torch computes ---------------------------------------------------------------------------------------
+
+def forward_path(x: torch.Tensor, out_hw) -> str:
+    """Which of torch's CPU index computations (``semantics.TORCH_PATHS``) F.interpolate's forward uses for ``x``.
+
+    torch 2.13, cpu/UpSampleKernel.cpp: the 1-D kernels always take the TensorIterator tables ("generic"); the 2-D
+    ones (upsample_nearest2d_kernel_impl, _upsample_nearest_exact2d_kernel_impl) take the channels-last kernel,
+    which calls nearest_idx / nearest_exact_idx ("indexed"), when _use_channels_last_kernel_2d holds: the input is
+    channels_last-contiguous with more than 3 channels, or out_h + out_w <= 128; else "generic". The dtype does not
+    matter (uint8 computes its indices in float, like the float types). Backward always takes "indexed".
+    "generic" is "generic_unfused" where torch runs its DEFAULT x86 build (no FMA; ``_generic_path``).
+    """
+    if x.dim() == 4:
+        channels_last = x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 3
+        if channels_last or out_hw[0] + out_hw[1] <= 128:
+            return "indexed"
+    return _generic_path()
+
+
+@functools.lru_cache(maxsize=1)
+def _generic_path() -> str:
+    """"generic_unfused" where torch runs UpSampleKernel.cpp's DEFAULT build on x86 (compiled without FMA: the CPU
+    lacks AVX2, or ATEN_CPU_CAPABILITY=default), else "generic" (AVX2 / AVX-512 builds, which fuse; ARM builds are
+    assumed to fuse too, as GCC contracts there by default: not measured)."""
+    import platform
+
+    x86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+    return "generic_unfused" if x86 and torch.backends.cpu.get_cpu_capability() == "DEFAULT" else "generic"
+
+
+def _convention(mode: str, scales: tuple, path: str) -> semantics.IndexConvention:
+    return semantics.IndexConvention(*semantics.TORCH_MODES[mode], "torch", scales, path)
+
+
+# -- the ops --------------------------------------------------------------------------------------------------------
+
 def _nhwc_numpy(x: torch.Tensor) -> np.ndarray:
-    """The NHWC numpy view of an NCHW CPU tensor (no copy; bfloat16 reinterpreted bit for bit)."""
+    """The NHWC numpy view of an NCHW (NCW: height 1) CPU tensor (no copy; bfloat16 reinterpreted bit for bit)."""
     if x.device.type != "cpu":
         raise InvalidValueError(f"resize_kernels runs on CPU tensors, got one on {x.device}; move it with .cpu()")
-    v = x.detach().permute(0, 2, 3, 1)
+    v = (x.unsqueeze(2) if x.dim() == 3 else x).detach().permute(0, 2, 3, 1)
     if v.dtype == torch.bfloat16:
         return v.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     return v.numpy()
 
 
-def _nchw_tensor(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    """An NHWC numpy result as an NCHW tensor, in the memory format ``like`` suggests."""
+def _torch_tensor(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    """An NHWC numpy result as a tensor of ``like``'s rank, in the memory format ``like`` suggests."""
     t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 \
         else torch.from_numpy(a)
-    return t.permute(0, 3, 1, 2).contiguous(memory_format=_memory_format(like))
+    t = t.permute(0, 3, 1, 2)
+    t = t.squeeze(2) if like.dim() == 3 else t
+    return _empty(like, t.shape[2:] if like.dim() == 4 else (1, *t.shape[2:])).copy_(t)
 
 
 def _memory_format(x: torch.Tensor) -> torch.memory_format:
-    """channels_last for channels_last inputs, else contiguous (as F.interpolate chooses)."""
-    return torch.channels_last if x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous() \
-        else torch.contiguous_format
+    """The memory format F.interpolate gives its result (and torch its gradient): the input's suggested one."""
+    return suggest_memory_format(x) if x.dim() == 4 else torch.contiguous_format
 
 
 def _empty(x: torch.Tensor, hw) -> torch.Tensor:
-    return x.new_empty((x.shape[0], x.shape[1], *hw)).contiguous(memory_format=_memory_format(x))
-
-
-def _check_sizes(x: torch.Tensor, size, what: str, grad: bool = False) -> tuple:
-    """The op's contract on NCHW ``x`` and ``size`` (the output's, or for the gradient the forward input's), also
-    for fake tensors; an empty batch is allowed, as F.interpolate allows it. Returns ``size`` as a tuple."""
-    h, w = contract.size_pair(what, size, "forward input" if grad else "output")
-    n, c, x_h, x_w = x.shape
-    dims = (n, c, x_h, x_w, h, w)
-    if all(isinstance(d, int) for d in dims):  # symbolic sizes (torch.compile's dynamic shapes) are checked when run
-        shape, other = (max(n, 1), x_h, x_w, c), (max(n, 1), h, w, c)
-        (contract.grad_shapes if grad else contract.resize_shapes)(what, shape, other)
-    return h, w
+    """An uninitialized result of spatial size ``hw`` with ``x``'s batch, channels, dtype and memory format."""
+    spatial = hw if x.dim() == 4 else hw[1:]
+    return torch.empty((x.shape[0], x.shape[1], *spatial), dtype=x.dtype, device=x.device,
+                       memory_format=_memory_format(x))
 
 
 @torch.library.custom_op("resize_kernels::resize_nearest", mutates_args=())
-def resize_nearest(x: torch.Tensor, size: list[int]) -> torch.Tensor:
-    """Nearest resize of NCHW ``x`` to ``size = [out_h, out_w]`` (asymmetric, floor), on the simulated NeuronCore."""
+def resize_nearest(x: torch.Tensor, size: list[int], scales: list[float] | None = None,
+                   mode: str = "nearest") -> torch.Tensor:
+    """F.interpolate(x, mode=mode) to ``size`` (one int per spatial dimension) of an NCHW or NCW ``x``, with the
+    scale factors F.interpolate passes on (``scales``, None: the sizes' ratio), on the simulated NeuronCore."""
     _check(x, "resize_nearest")
-    size = _check_sizes(x, size, "resize_nearest")
+    _check_mode(mode, "resize_nearest")
+    hw = _check_sizes(x, size, "resize_nearest")
     if x.shape[0] == 0:
-        return _empty(x, size)
-    return _nchw_tensor(api.resize_nearest(_nhwc_numpy(x), size), like=x)
+        return _empty(x, hw)
+    convention = _convention(mode, _check_scales(scales, x.dim() - 2, "resize_nearest"), forward_path(x, hw))
+    return _torch_tensor(api.resize_nearest(_nhwc_numpy(x), hw, convention=convention), like=x)
 
 
 @torch.library.custom_op("resize_kernels::resize_nearest_grad", mutates_args=())
-def resize_nearest_grad(dy: torch.Tensor, in_size: list[int]) -> torch.Tensor:
-    """Gradient of resize_nearest: NCHW ``dy`` summed onto the forward input's ``in_size = [in_h, in_w]``."""
-    _check(dy, "resize_nearest_grad")
-    in_size = _check_sizes(dy, in_size, "resize_nearest_grad", grad=True)
+def resize_nearest_grad(dy: torch.Tensor, in_size: list[int], scales: list[float] | None = None,
+                        mode: str = "nearest") -> torch.Tensor:
+    """Gradient of resize_nearest: ``dy`` summed onto the forward input's ``in_size`` over torch's backward map."""
+    _check(dy, "resize_nearest_grad", grad=True)
+    _check_mode(mode, "resize_nearest_grad")
+    hw = _check_sizes(dy, in_size, "resize_nearest_grad", grad=True)
     if dy.shape[0] == 0:
-        return _empty(dy, in_size)
-    return _nchw_tensor(api.resize_nearest_grad(_nhwc_numpy(dy), in_size), like=dy)
+        return _empty(dy, hw)
+    convention = _convention(mode, _check_scales(scales, dy.dim() - 2, "resize_nearest_grad"), "indexed")
+    return _torch_tensor(api.resize_nearest_grad(_nhwc_numpy(dy), hw, convention=convention), like=dy)
 
 
 @resize_nearest.register_fake
-def _resize_nearest_fake(x, size):
+def _resize_nearest_fake(x, size, scales=None, mode="nearest"):
     _check(x, "resize_nearest")
+    _check_mode(mode, "resize_nearest")
     return _empty(x, _check_sizes(x, size, "resize_nearest"))
 
 
 @resize_nearest_grad.register_fake
-def _resize_nearest_grad_fake(dy, in_size):
-    _check(dy, "resize_nearest_grad")
+def _resize_nearest_grad_fake(dy, in_size, scales=None, mode="nearest"):
+    _check(dy, "resize_nearest_grad", grad=True)
+    _check_mode(mode, "resize_nearest_grad")
     return _empty(dy, _check_sizes(dy, in_size, "resize_nearest_grad", grad=True))
 
 
-def _save_size(attr):
-    def setup_context(ctx, inputs, output):
-        setattr(ctx, attr, list(inputs[0].shape[2:]))
-    return setup_context
+def _save_context(ctx, inputs, output):
+    ctx.other_size = list(inputs[0].shape[2:])  # the input's size: the gradient's target, or its source
+    ctx.scales, ctx.mode = inputs[2], inputs[3]
 
 
 def _resize_nearest_backward(ctx, grad):
-    return resize_nearest_grad(grad, ctx.in_size), None
+    return resize_nearest_grad(grad, ctx.other_size, ctx.scales, ctx.mode), None, None, None
 
 
 def _resize_nearest_grad_backward(ctx, grad):
-    return resize_nearest(grad, ctx.out_size), None  # the transpose of a transpose: the forward map
+    # torch's double backward: the forward resize of the incoming gradient (on the forward's path for it)
+    return resize_nearest(grad, ctx.other_size, ctx.scales, ctx.mode), None, None, None
 
 
-resize_nearest.register_autograd(_resize_nearest_backward, setup_context=_save_size("in_size"))
-resize_nearest_grad.register_autograd(_resize_nearest_grad_backward, setup_context=_save_size("out_size"))
+resize_nearest.register_autograd(_resize_nearest_backward, setup_context=_save_context)
+resize_nearest_grad.register_autograd(_resize_nearest_grad_backward, setup_context=_save_context)
 
+
+# -- F.interpolate's front --------------------------------------------------------------------------------------------
 
 def _is_int(s) -> bool:
-    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+    """An integer as F.interpolate takes one for a size: int (bool too), numpy integer, integer tensor."""
+    if isinstance(s, torch.Tensor):
+        return s.dim() == 0 and not s.is_floating_point() and not s.is_complex()
+    return isinstance(s, (int, np.integer))
 
 
-def interpolate_nearest(x: torch.Tensor, size) -> torch.Tensor:
-    """Drop-in for ``F.interpolate(x, size=size, mode="nearest")`` on NCHW tensors (size: int or (h, w);
-    numpy integers too, as torch takes them)."""
-    pair = (size, size) if _is_int(size) else size
-    if not isinstance(pair, (tuple, list, torch.Size)) or len(pair) != 2 or not all(map(_is_int, pair)):
-        raise InvalidTypeError(f"interpolate_nearest requires size as an int or a pair of ints (height, width), "
-                               f"got {size!r}")
+def _is_real(s) -> bool:
+    if isinstance(s, torch.Tensor):
+        return s.dim() == 0 and not s.is_complex()
+    return isinstance(s, (int, float, np.integer, np.floating))
+
+
+def _size_error(x, size, cls=_SizeError):
+    return cls(f"interpolate_nearest requires size as an int or a pair of ints (height, width) for an NCHW tensor "
+               f"of rank 4, or an int or a 1-sequence (width,) for an NCW tensor of rank 3; got shape "
+               f"{tuple(x.shape)} with size {size!r}")
+
+
+def _output_size(x: torch.Tensor, size, scale_factor, recompute_scale_factor) -> tuple[list, list | None]:
+    """(output size, scales passed on or None) as F.interpolate computes them (torch/nn/functional.py)."""
+    k = x.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise InvalidValueError("interpolate_nearest takes only one of size or scale_factor, got both; "
+                                "drop one (as F.interpolate requires)")
+    if size is not None:
+        if recompute_scale_factor:
+            raise InvalidValueError("interpolate_nearest takes recompute_scale_factor only with scale_factor, got "
+                                    "it with an explicit size (F.interpolate: not meaningful); drop it")
+        sizes = list(size) if isinstance(size, (list, tuple, torch.Size)) else [size] * k
+        if isinstance(size, (list, tuple, torch.Size)) and len(sizes) != k:
+            raise _size_error(x, size)
+        if not all(map(_is_int, sizes)):
+            raise _size_error(x, size, InvalidTypeError)
+        return [int(s) for s in sizes], None
+    if scale_factor is None:
+        raise InvalidValueError("interpolate_nearest requires size or scale_factor, got neither")
+    factors = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * k
+    if len(factors) != k:
+        raise InvalidValueError(f"interpolate_nearest requires scale_factor as a number or a sequence of {k} "
+                                f"(one per spatial dimension of shape {tuple(x.shape)}), got {scale_factor!r}")
+    if not all(map(_is_real, factors)):
+        raise InvalidTypeError(f"interpolate_nearest requires scale_factor as real numbers, got {scale_factor!r}")
+    factors = [float(s) for s in factors]
+    if not all(math.isfinite(s) for s in factors):
+        raise _EmptyInputError(f"interpolate_nearest requires finite scale factors, got {scale_factor!r}")
+    out = [math.floor(n * s) for n, s in zip(x.shape[2:], factors)]  # F.interpolate's and ATen's floor(in * s)
+    if not all(o > 0 for o in out):
+        raise _EmptyInputError(f"interpolate_nearest requires output sizes above 0, got {out} from input "
+                               f"{list(x.shape[2:])} and scale_factor {scale_factor!r}; use a larger scale factor")
+    return out, (None if recompute_scale_factor else factors)
+
+
+#: The (mode, path, input size, output size, scales) whose differences have been reported.
+_WARNED: set = set()
+
+
+@functools.lru_cache(maxsize=4096)
+def _differing_pixels(mode: str, path: str, in_hw: tuple, out_hw: tuple, scales: tuple) -> int:
+    """Output pixels (of one image) where torch's map with ``scales`` differs from the size-ratio map."""
+    exact = mode == "nearest-exact"
+    same = [int(np.sum(semantics.torch_index(i, o, exact, s, path) == semantics.torch_index(i, o, exact, None, path)))
+            for i, o, s in zip(in_hw, out_hw, scales)]
+    return math.prod(out_hw) - math.prod(same)
+
+
+def _warn_scale_map(x: torch.Tensor, out: list, scales: list | None, mode: str) -> None:
+    """Warn once per shape where this scale_factor call's map differs from the size ratio's (Trainium's)."""
+    if scales is None or torch.compiler.is_compiling() or not all(isinstance(d, int) for d in (*x.shape, *out)):
+        return
+    key = (mode, forward_path(x, out if len(out) == 2 else (1, *out)), tuple(x.shape[2:]), tuple(out), tuple(scales))
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    n = _differing_pixels(*key)
+    if n:
+        warnings.warn(
+            f"interpolate_nearest: scale_factor={scales} maps {n} of the {math.prod(out)} output pixels of "
+            f"{list(x.shape[2:])} -> {out} to other sources than the size ratio does. torch_xla lowers nearest "
+            f"resize to a ResizeNearest custom call that carries only the output size, so on Trainium this call "
+            f"computes the size-ratio map; pass size={out} (or recompute_scale_factor=True) for one result on both.",
+            TrainiumScaleMapWarning, stacklevel=3)
+
+
+def interpolate_nearest(x: torch.Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                        recompute_scale_factor: bool | None = None) -> torch.Tensor:
+    """Drop-in for ``F.interpolate(x, size, scale_factor, mode, recompute_scale_factor=...)`` with mode "nearest"
+    or "nearest-exact" on NCHW and NCW tensors: same sizes, maps, dtypes and gradients, on the simulated
+    NeuronCore. Warns (``TrainiumScaleMapWarning``) where a scale factor gives another map than the sizes would."""
     _check(x, "interpolate_nearest")
-    return resize_nearest(x, [int(s) for s in pair])
+    _check_mode(mode, "interpolate_nearest")
+    out, scales = _output_size(x, size, scale_factor, recompute_scale_factor)
+    _warn_scale_map(x, out, scales, mode)
+    return resize_nearest(x, out, scales, mode)
 
 
 class ResizeNearest(torch.nn.Module):
-    """``nn.Module`` form of interpolate_nearest: resizes NCHW inputs to ``size`` on the simulated NeuronCore."""
+    """``nn.Upsample`` for modes "nearest" and "nearest-exact", on the simulated NeuronCore (interpolate_nearest)."""
 
-    def __init__(self, size):
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest"):
         super().__init__()
-        self.size = size
+        _check_mode(mode, "ResizeNearest")
+        if (size is None) == (scale_factor is None):
+            raise InvalidValueError(f"ResizeNearest requires exactly one of size or scale_factor, got size={size!r} "
+                                    f"and scale_factor={scale_factor!r}")
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return interpolate_nearest(x, self.size)
+        return interpolate_nearest(x, self.size, self.scale_factor, self.mode)
 
     def extra_repr(self) -> str:
-        return f"size={self.size}"
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"
+
+
+# -- a model's F.interpolate ------------------------------------------------------------------------------------------
+
+def _routable(x) -> bool:
+    return (isinstance(x, torch.Tensor) and not torch.overrides.has_torch_function_unary(x) and x.dim() in (3, 4)
+            and x.dtype in _FORWARD_DTYPES and x.device.type == "cpu" and not (x.requires_grad and x.dtype == torch.uint8))
+
+
+@contextlib.contextmanager
+def patch_interpolate():
+    """Within the block, ``torch.nn.functional.interpolate`` (which modules reach as ``F.interpolate``, and
+    ``nn.Upsample``) sends its "nearest" and "nearest-exact" calls on CPU NCW / NCHW tensors of a NeuronCore dtype
+    to ``interpolate_nearest``; every other call goes to F.interpolate itself. Process-wide while it lasts (not
+    per thread); a name bound before the block (``from torch.nn.functional import interpolate``) is not patched."""
+    original = torch.nn.functional.interpolate
+
+    @functools.wraps(original)
+    def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                    recompute_scale_factor=None, antialias=False):
+        if mode in MODES and align_corners is None and not antialias and _routable(input):
+            return interpolate_nearest(input, size, scale_factor, mode, recompute_scale_factor)
+        return original(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+    torch.nn.functional.interpolate = interpolate
+    try:
+        yield
+    finally:
+        torch.nn.functional.interpolate = original
