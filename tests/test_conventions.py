@@ -349,4 +349,38 @@ def test_the_command_line_proves_a_convention(capsys):
     assert "tensorflow align_corners" in capsys.readouterr().out
     assert main(["verify", "--in", "1x5x7x2", "--out", "9x13", "--tensorflow-mode", "align_corners",
                  "--nearest-mode", "floor"]) == 1
-    assert "not both" in capsys.readouterr().err
+    assert "one way of naming the map" in capsys.readouterr().err
+    assert main(["verify", "--sweep", "5", "--convention", "torch/half_pixel/round_prefer_ceil/indexed",
+                 "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(torch/half_pixel/round_prefer_ceil/indexed)") == 2 and out.count("all exact") == 2
+    assert main(["verify", "--sweep", "5", "--convention", "torch/half_pixel"]) == 1
+    assert "arithmetic/coordinate mode/nearest mode" in capsys.readouterr().err
+
+
+def test_conventions_lists_every_map_once():
+    listed = S.conventions()
+    assert len({c.key for c in listed}) == len(listed) == 20 + 3 + len(S.TORCH_PATHS)
+    assert all(S.IndexConvention.from_key(c.key) == c and not c.is_default for c in listed)
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+def test_a_map_that_steps_back_has_an_exact_gradient(axis):
+    """onnx.reference's 7 -> 17 half_pixel / round_prefer_floor reads sources 3, 2, 3 at outputs 7, 8, 9: the
+    reference sums each source's outputs wherever they are (checked against a plain loop in row-major order),
+    auto's gradient (general) matches it, and rows, which needs one run per source, declines."""
+    c = S.IndexConvention("half_pixel", "round_prefer_floor", "onnx")
+    src = S.convention_index(7, 17, c)
+    assert src[7:10].tolist() == [3, 2, 3]
+    in_hw, dy_shape = ((7, 1), (2, 17, 1, 3)) if axis == 1 else ((1, 7), (2, 1, 17, 3))
+    dy = np.random.default_rng(0).standard_normal(dy_shape, dtype=np.float32)
+    want = np.zeros((2, *in_hw, 3), np.float32)
+    for d in range(17):  # the definition: dx[src(d)] += dy[d], one float32 add at a time, in order
+        at = (slice(None), src[d], 0) if axis == 1 else (slice(None), 0, src[d])
+        want[at] += dy[(slice(None), d, 0) if axis == 1 else (slice(None), 0, d)]
+    ref = S.resize_nearest_grad_reference(dy, in_hw, c)
+    assert np.array_equal(ref.view(np.uint32), want.view(np.uint32))
+    got = rk.resize_nearest_grad(dy, in_hw, convention=c)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    with pytest.raises(ValueError, match="monotone forward map"):
+        rk.resize_nearest_grad(dy, in_hw, kernel="rows", convention=c)

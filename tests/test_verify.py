@@ -24,6 +24,21 @@ def test_out_of_bounds_is_reported():
     assert "partition 41 reads elements 6..7" in report.out_of_bounds
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_an_access_out_of_bounds_when_traced_is_reported_too(monkeypatch, grad):
+    """A kernel whose static access pattern leaves its tile fails when traced: a failure of the kernel, not of the
+    sweep (an ONNX map's gradient once stopped a whole sweep so)."""
+    from resize_kernels import verifier
+    from resize_kernels.machine.errors import OutOfBoundsError
+
+    def trace(*args, **kwargs):
+        raise OutOfBoundsError("instruction 7 (dma_copy): out-of-bounds access to dy_rows.0")
+
+    monkeypatch.setattr(verifier, "trace_resize_grad" if grad else "trace_resize", trace)
+    report = (verifier.verify_grad if grad else verifier.verify)((1, 7, 1, 3), (1, 17, 1, 3))
+    assert not report.ok and "out-of-bounds access to dy_rows.0" in report.out_of_bounds
+
+
 def test_verify_command_exit_codes(capsys):
     assert cli.main(["verify", "--in", "1x30x20x8", "--out", "1x59x41x8"]) == 0
     assert "exact" in capsys.readouterr().out

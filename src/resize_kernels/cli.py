@@ -187,15 +187,23 @@ def _verify(args) -> int:
 
 
 def _convention(args):
-    """The map --coordinate-transformation-mode / --nearest-mode (ONNX's) or --tensorflow-mode name; None: the
-    compiler's."""
+    """The map --coordinate-transformation-mode / --nearest-mode (ONNX's), --tensorflow-mode or --convention name;
+    None: the compiler's."""
     from . import semantics
     from .api import named_convention
 
+    named = [flag for flag, given in (("--coordinate-transformation-mode / --nearest-mode",
+                                       args.coordinate_transformation_mode or args.nearest_mode),
+                                      ("--tensorflow-mode", args.tensorflow_mode), ("--convention", args.convention))
+             if given]
+    if len(named) > 1:
+        raise InvalidValueError(f"verify takes one way of naming the map, got {' and '.join(named)}; give one")
+    if args.convention == "all":
+        raise InvalidValueError("--convention all takes --sweep (each convention in turn); name one convention to "
+                                "verify a single shape")
+    if args.convention:
+        return semantics.IndexConvention.from_key(args.convention)
     if args.tensorflow_mode:
-        if args.coordinate_transformation_mode or args.nearest_mode:
-            raise InvalidValueError("give ONNX's --coordinate-transformation-mode / --nearest-mode or "
-                                    "--tensorflow-mode, not both")
         if args.tensorflow_mode not in semantics.TENSORFLOW_MODES:
             raise InvalidValueError(f"--tensorflow-mode requires one of {', '.join(semantics.TENSORFLOW_MODES)}, "
                                     f"got {args.tensorflow_mode!r}")
@@ -213,16 +221,27 @@ def _sweep(args) -> int:
     report = check_json_path(args.json) if args.json else None
     shapes = random_shapes(args.random, args.max_size, seed=args.seed)
     bad_random = []
-    convention = _convention(args)
+    if args.convention == "all":  # every map but the compiler's, in turn, on one pool of workers
+        from . import semantics
+
+        conventions = semantics.conventions()
+    else:
+        conventions = (_convention(args),)
     client = _dask_client(args.dask) if args.dask else None
+    pool = None
+    if client is None and len(conventions) > 1 and args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(args.jobs)
     results, ok = [], True
     try:
         axes = ["w", "h"] if args.axis == "both" else [args.axis]
-        for k, axis in enumerate(axes, 1):
-            if len(axes) + bool(shapes) > 1 and sys.stderr.isatty():  # with the progress bars, which tqdm shows there
-                print(f"[{k}/{len(axes) + bool(shapes)}] every (in, out) pair along {axis}", file=sys.stderr)
+        steps = len(axes) * len(conventions) + bool(shapes)
+        for k, (convention, axis) in enumerate(((c, a) for c in conventions for a in axes), 1):
+            if steps > 1 and sys.stderr.isatty():  # with the progress bars, which tqdm shows there
+                print(f"[{k}/{steps}] every (in, out) pair along {axis}", file=sys.stderr)
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
-                           executor=client and client.get_executor(), op=op, checkpoint=args.checkpoint,
+                           executor=client.get_executor() if client else pool, op=op, checkpoint=args.checkpoint,
                            convention=convention)
             head, *rest = result.summary().split("\n")
             print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
@@ -230,19 +249,23 @@ def _sweep(args) -> int:
             ok &= not result.failures
     finally:
         client and client.close()
+        pool and pool.shutdown(cancel_futures=True)
     if shapes:
         from tqdm import tqdm
 
         if sys.stderr.isatty():
-            print(f"[{len(axes) + 1}/{len(axes) + 1}] {len(shapes)} random 2-D shapes", file=sys.stderr)
+            print(f"[{steps}/{steps}] {len(shapes)} random 2-D shapes", file=sys.stderr)
         check = verify_grad if args.grad else verify
         reports = [check(i, o, args.kernel, convention=convention)
+                   for convention in conventions
                    for i, o in tqdm(shapes, desc="random shapes", unit="shapes", disable=None)]
         refused = sum(not r.applicable for r in reports)
         bad = [r for r in reports if r.applicable and not r.ok]
         bad_random = [[list(r.in_shape), list(r.out_shape)] for r in bad]
-        print(f"{'gradient ' if args.grad else ''}kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes up to {args.max_size}: "
-              f"{len(shapes) - len(bad) - refused} exact" + (f", {refused} not applicable" if refused else "")
+        each = f" x {len(conventions)} conventions" if len(conventions) > 1 else ""
+        print(f"{'gradient ' if args.grad else ''}kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes{each} "
+              f"up to {args.max_size}: {len(reports) - len(bad) - refused} exact"
+              + (f", {refused} not applicable" if refused else "")
               + "".join(f"\n  {r}" for r in bad[:5]))
         ok &= not bad
     if plot:
@@ -435,6 +458,11 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--tensorflow-mode", metavar="FLAG", default=None,
                      help="prove TensorFlow ResizeNearestNeighbor's map for align_corners or half_pixel_centers "
                           "instead of the compiler's")
+    ver.add_argument("--convention", metavar="KEY", default=None,
+                     help="prove the map IndexConvention.from_key names: arithmetic/coordinate mode/nearest mode "
+                          "(e.g. torch/half_pixel/round_prefer_ceil, torch's nearest-exact; a torch key may end in "
+                          "/indexed or /generic_unfused, the other CPU index paths); with --sweep, 'all' proves "
+                          "every map but the compiler's in turn (semantics.conventions())")
     ver.set_defaults(func=_verify)
     _add_compile_command(sub)
     _add_inspect_command(sub)

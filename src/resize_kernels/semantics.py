@@ -125,6 +125,19 @@ def source_runs(in_size: int, out_size: int, src: np.ndarray | None = None) -> t
     return first, np.searchsorted(src, sources, side="right") - first
 
 
+def source_outputs(in_size: int, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each source position i: (the output positions mapping to i in increasing order, as row i of an
+    (in_size, most) int64 table whose unused slots repeat a valid position; how many map to i).
+
+    Unlike ``source_runs``, the map need not be monotone: some of onnx.reference's round_prefer_* maps are not
+    (7 -> 17 half_pixel, round_prefer_floor: outputs 7, 8, 9 read sources 3, 2, 3), so a source's outputs may
+    not be one run."""
+    count = np.bincount(src, minlength=in_size)
+    order = np.argsort(src, kind="stable")  # outputs grouped by source, increasing within each
+    first = np.cumsum(count) - count
+    return order[np.minimum(first[:, None] + np.arange(max(1, count.max())), len(src) - 1)], count
+
+
 def resize_nearest_grad_reference(dy: np.ndarray, in_hw, convention: "IndexConvention | None" = None) -> np.ndarray:
     """Reference gradient of the forward resize for an NHWC ``dy``: dx of shape (N, in_h, in_w, C).
 
@@ -145,17 +158,16 @@ def resize_nearest_grad_reference(dy: np.ndarray, in_hw, convention: "IndexConve
     (in_h, in_w) = _check_hw("in_hw", in_hw)
     b, out_h, out_w, c = dy.shape
     convention = COMPILER if convention is None else convention
-    (first_h, count_h), (first_w, count_w) = (source_runs(in_h, out_h, axis_index(in_h, out_h, convention, 0)),
-                                              source_runs(in_w, out_w, axis_index(in_w, out_w, convention, 1)))
+    (rows, count_h), (cols, count_w) = (source_outputs(in_h, axis_index(in_h, out_h, convention, 0)),
+                                        source_outputs(in_w, axis_index(in_w, out_w, convention, 1)))
     dy32 = dy.astype(np.float32)
-    kw = np.arange(count_w.max())
-    cols = np.minimum(first_w[:, None] + kw, out_w - 1)  # (in_w, most): source column j's output columns, in order
+    kw = np.arange(cols.shape[1])  # cols (in_w, most): source column j's output columns, in order
     dx = np.zeros((b, in_h, in_w, c), np.float32)
     with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is NaN, as the sum says; no warning
-        for kh in range(count_h.max()):  # the kh-th output row of every source row, in row order
+        for kh in range(rows.shape[1]):  # the kh-th output row of every source row, in row order
             # terms[:, i, j, k]: the k-th contribution of that row to dx[:, i, j], in column order; a source with
             # fewer (or none in this row) gets -0.0, which adds nothing to any sum.
-            terms = dy32[:, np.minimum(first_h + kh, out_h - 1)][:, :, cols]  # (b, in_h, in_w, most, c)
+            terms = dy32[:, rows[:, kh]][:, :, cols]  # (b, in_h, in_w, most, c)
             terms[:, count_h <= kh] = -0.0
             terms[:, :, kw >= count_w[:, None]] = -0.0
             if len(kw) <= 16:  # a few columns: one vectorized add each
@@ -198,8 +210,9 @@ class IndexConvention:
     map it is ("torch", "onnx" or "tensorflow"), and the scale factors (output / input, per height and width) the
     user gave instead of sizes (None: the sizes' ratio).
 
-    The default is the compiler's map (``source_index``): torch's "nearest" on sizes. Every map is
-    non-decreasing in the output index and clamped to the input. The float maps can differ from the exact-rational
+    The default is the compiler's map (``source_index``): torch's "nearest" on sizes. Every map is clamped to
+    the input and non-decreasing in the output index except some of onnx.reference's round_prefer_* maps, whose
+    float64 rounding steps back by one at a few outputs (``source_outputs``). The float maps can differ from the exact-rational
     meaning of their mode at a few indices (``convention_differences``): each follows its framework, not the
     rationals, because that is what a model exported from it computes.
     """
@@ -297,6 +310,15 @@ COMPILER = IndexConvention()
 #: ResizeNearestNeighbor computes them: what the compiler's extended modes lower.
 TENSORFLOW_MODES = {"align_corners": IndexConvention("align_corners", "round_prefer_ceil", "tensorflow"),
                     "half_pixel_centers": IndexConvention("tf_half_pixel_for_nn", "floor", "tensorflow")}
+
+
+def conventions() -> tuple[IndexConvention, ...]:
+    """Every convention other than the compiler's (sizes, no scales): each arithmetic's pairs, and torch's
+    nearest-exact on each of its CPU index paths (torch's nearest on sizes is the compiler's map on every path)."""
+    out = [IndexConvention(*pair, arithmetic) for arithmetic, pairs in ARITHMETIC_PAIRS.items() for pair in pairs
+           if arithmetic != "torch"]
+    out += [IndexConvention(*TORCH_MODES["nearest-exact"], "torch", path=path) for path in TORCH_PATHS]
+    return tuple(out)
 
 
 def scaled_size(in_size: int, scale: float) -> int:

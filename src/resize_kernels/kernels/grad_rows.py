@@ -75,6 +75,10 @@ def resize_nearest_grad_rows_kernel(dy_tensor, in_shape, convention=None):
     dy_shape, in_shape = contract.grad_shapes(name, dy_tensor.shape, in_shape)
     contract.grad_dtype(name, dy_tensor.dtype)
     plan = plan_resize(in_shape, dy_shape, convention or semantics.COMPILER)
+    if not (plan.h.monotone and plan.w.monotone):
+        raise InvalidValueError(f"{name} requires a monotone forward map (each dx pixel's dy pixels in one run), got "
+                                f"{plan.h.convention.describe()}, which steps back for dy {dy_shape} -> dx "
+                                f"{in_shape}; use kernel='general'")
     if not grad_rows_applies(plan, dy_tensor.dtype.itemsize):
         raise InvalidValueError(f"{name} requires a dx pixel's dy pixels (rows x columns of one run, "
                                 f"{plan.h.max_repeat} x {plan.w.max_repeat} here) to fit a tile of "
@@ -177,8 +181,9 @@ def _moves(band, blocks: int) -> list:
 
 
 def grad_rows_applies(plan, item: int) -> bool:
-    """Whether one channel of one dx pixel's dy pixels (its run of rows by its run of columns) fits a dy tile."""
-    return plan.h.max_repeat * plan.w.max_repeat * item <= DY_TILE_BYTES
+    """Whether one channel of one dx pixel's dy pixels (its run of rows by its run of columns) fits a dy tile, and
+    they are one run on each axis (a monotone map)."""
+    return plan.h.monotone and plan.w.monotone and plan.h.max_repeat * plan.w.max_repeat * item <= DY_TILE_BYTES
 
 
 #: Instructions per tile and chunk past which "auto" takes the scatter-add kernel instead: irregular ratios cut

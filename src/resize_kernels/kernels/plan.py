@@ -87,6 +87,12 @@ class AxisPlan:
                                     f"is a trace-time table (AxisPlan.src): use a kernel that accepts conventions")
 
     @functools.cached_property
+    def monotone(self) -> bool:
+        """Whether src never steps back (every map but some of onnx.reference's round_prefer_* ones), so that each
+        source index's outputs form one run."""
+        return bool(np.all(self.src[1:] >= self.src[:-1]))
+
+    @functools.cached_property
     def max_repeat(self) -> int:
         """The longest run: how many output indices at most copy one source index."""
         return max(self._runs[2]) if self.out_size <= 64 else int(self._runs[2].max())
