@@ -150,10 +150,15 @@ class ResizePlan:
         return rows, [(int(f), int(min(rows, len(src_h) - f))) for f in firsts]
 
 
-@functools.lru_cache(maxsize=256)
 def plan_resize(in_shape: tuple, out_shape: tuple,
                 convention: semantics.IndexConvention = semantics.COMPILER) -> ResizePlan:
-    """The plan of NHWC ``in_shape`` -> ``out_shape`` (int tuples) under ``convention``, made once per shape pair."""
+    """The plan of NHWC ``in_shape`` -> ``out_shape`` (int tuples) under ``convention``, made once per shape pair
+    (one cache entry whether the convention is given or left to its default)."""
+    return _plan_resize(tuple(in_shape), tuple(out_shape), convention)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_resize(in_shape: tuple, out_shape: tuple, convention: semantics.IndexConvention) -> ResizePlan:
     return ResizePlan(in_shape, out_shape, AxisPlan(in_shape[1], out_shape[1], convention.axis(0)),
                       AxisPlan(in_shape[2], out_shape[2], convention.axis(1)))
 

@@ -40,14 +40,18 @@ CHUNK_FACTORS = (1, 2, 4)
 TUNE_MIN_BYTES = 256 * 1024
 TUNE_INSTRUCTIONS = 4_000
 TUNE_TARGETS = ("trn1", "trn2")
+#: Partition rows a choice's DMAs may address at most to be costed (the cost model tracks each row's HBM run, so
+#: costing takes time with them: 381,127 rows, 3,057 instructions took 5.6 s for 1x100x100x128 -> 3001x3001
+#: float32; the panel's programs address 16,384 at most): a choice past it is not tried, nor are finer chunks.
+TUNE_MAX_ROWS = 65_536
 
 
 def tuned(kernel, schedules: list, in_shape: tuple, out_shape: tuple, item: int):
     """The schedule with the lowest modelled time among ``schedules`` (lists of schedules by growing chunk factor:
     the rest of a list is not tried once a factor does no better than the one before), each traced as auto's
     dispatch traces its candidates and costed on TUNE_TARGETS (summed in units of each target's roofline: time x
-    peak DMA bandwidth); the first where they tie."""
-    from ..machine.cost import program_cost, target_params
+    peak DMA bandwidth); the first where they tie, and the first of all where none is within the budgets."""
+    from ..machine.cost import dma_shape, program_cost, target_params
     from ..nki.tensor import TensorSpec
     from ..nki.tracer import suspended, trace
 
@@ -62,6 +66,8 @@ def tuned(kernel, schedules: list, in_shape: tuple, out_shape: tuple, item: int)
                                     max_instructions=4 * TUNE_INSTRUCTIONS)
             except ResourceError:  # more instructions than tuning traces: not a candidate, nor are finer chunks
                 break
+            if sum(dma_shape(d).partitions for d in program.dmas()) > TUNE_MAX_ROWS:
+                break  # too slow to cost (see TUNE_MAX_ROWS)
             score = sum(program_cost(program, t).modelled_us * target_params(t).peak_dma_gbps for t in TUNE_TARGETS)
             scored.append((score, len(scored), knobs))
             if score >= before:
