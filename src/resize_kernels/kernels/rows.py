@@ -26,7 +26,7 @@ from ..errors import InvalidValueError
 from ..machine.cost import DMA_ENGINES, PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .columns import column_index_tile, column_plan, expand_columns, tile_elements
+from .columns import column_index_tile, column_plan, copy_count, expand_columns, tile_elements
 from .dma import broadcast_pairs
 from .helpers import scaled_floor, table_tile, tile_rows_and_columns
 from .plan import column_groups, plan_resize
@@ -339,7 +339,8 @@ def rows_instruction_count(plan, item: int, schedule: tuple = DEFAULT_SCHEDULE) 
     total = 0
     for chunk in chunks:  # per tile: its rows' gathers; per block (at most one per tile): copies, stores
         gathers = 1 if chunk.spanned else len(chunk.groups) if chunk.shrink else len(chunk.runs)
-        total += sub_tiles * (gathers + (1 if chunk.groups is None else len(chunk.groups)) + (0 if wide else 1))
+        copies = 1 if chunk.groups is None else copy_count(chunk, len(chunk.groups), item)
+        total += sub_tiles * (gathers + copies + (0 if wide else 1))
     # the index tiles: two families at up to 16 placements, a dozen instructions each; a column index per chunk
     return 2 * DMA_ENGINES * 12 + 8 * len(chunks) + total * -(-in_c // cc)
 

@@ -17,7 +17,7 @@ from .. import contract
 from ..errors import InvalidValueError
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .columns import column_index_tile, column_plan, expand_columns, tile_elements
+from .columns import column_index_tile, column_plan, copy_count, expand_columns, tile_elements
 from .dma import broadcast_pairs
 from .plan import column_groups, plan_resize
 from .schedule import CHUNK_FACTORS, MIN_BLOCKS, TUNE_INSTRUCTIONS, TUNE_MIN_BYTES, balance, buffer_count, tuned
@@ -226,6 +226,6 @@ def source_rows_instruction_count(plan, item: int, factor: int = 1) -> int | Non
         copies = 0
     else:
         per_batch = sum(len(stores) + len(loads) for _, stores, loads in tiles) * len(chunks)
-        copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None else len(chunk.groups)
-                     for chunk in chunks) * len(tiles)
+        copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None
+                     else copy_count(chunk, len(chunk.groups), item) for chunk in chunks) * len(tiles)
     return 8 * len(chunks) + plan.in_shape[0] * (per_batch + copies) * -(-in_c // cc)
