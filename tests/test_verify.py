@@ -127,3 +127,61 @@ def test_reports_print_one_line_and_a_table_in_notebooks():
     result = sweep(4, "w")
     assert repr(result).startswith("<SweepResult kernel 'auto', axis w: 16 (in, out) pairs in 1..4: all exact [")
     assert "<td style='text-align:left'>1..4</td>" in result._repr_html_()
+
+
+# -- dtypes: the index image in 8- or 16-bit pieces --------------------------------------------------------------
+
+DTYPE_NAMES = ["float32", "bfloat16", "float16", "int32", "int16", "int8", "uint8", "uint16", "uint32"]
+
+
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_every_machine_dtype_is_proven_and_finds_what_int32_finds(dtype):
+    assert verify((1, 7, 256, 3), (9, 383), dtype=dtype).ok  # the scalar-engine copies for 1-byte integers
+    want, got = verify((1, 30, 20, 8), (59, 41), kernel="seed"), verify((1, 30, 20, 8), (59, 41), kernel="seed",
+                                                                         dtype=dtype)
+    assert (got.wrong_pixels, got.first_wrong) == (want.wrong_pixels, want.first_wrong) == (10, want.first_wrong)
+    assert f"({dtype})" in str(got) or dtype == "int32"
+
+
+def test_pieces_carry_indices_past_every_piece_width():
+    """2**16 + 3 source pixels: a uint8 run needs three pieces, a 16-bit one two; the last pixels read back whole."""
+    report = verify((1, 257, 256, 1), (257, 255), dtype="uint8")
+    assert report.ok, report
+    assert verify((1, 257, 256, 1), (257, 255), dtype="bfloat16").ok
+
+
+def test_run_pieces_puts_the_index_back_together():
+    import numpy as np
+
+    from resize_kernels.contract import resize_dtype
+    from resize_kernels.verifier import run_pieces
+
+    class Identity:
+        def run(self, inputs):
+            return [inputs[0].copy()]
+
+    labels = np.arange(0, 2**24, 4099, dtype=np.int32).reshape(1, 1, -1, 1)
+    for dtype in ("uint8", "int8", "float16", "bfloat16", "float32"):
+        assert np.array_equal(run_pieces(Identity(), labels, resize_dtype("t", dtype)), labels)
+
+
+def test_dtype_sweeps_are_labelled_and_checkpointed_apart(tmp_path):
+    path = tmp_path / "sweep.jsonl"
+    a = sweep(6, "w", "seed", checkpoint=path)
+    b = sweep(6, "w", "seed", checkpoint=path, dtype="uint8")
+    assert "(uint8), axis w: 36 (in, out) pairs in 1..6: all exact" in b.summary() and "(" not in a.summary()[:20]
+    assert path.read_text().count('"dtype": "uint8"') == path.read_text().count('"dtype": "int32"') > 0
+    assert type(b).from_dict(b.to_dict()).dtype == "uint8"
+    with pytest.raises(Exception, match="requires one of the dtypes"):
+        sweep(6, "w", dtype="float64")
+    with pytest.raises(Exception, match="takes no dtype"):
+        sweep(6, "w", op="resize_nearest_grad", dtype="uint8")
+
+
+def test_the_verify_command_takes_a_dtype(capsys):
+    assert cli.main(["verify", "--sweep", "8", "--axis", "h", "--dtype", "bfloat16", "--jobs", "1"]) == 0
+    assert "kernel 'auto' (bfloat16), axis h: 64 (in, out) pairs in 1..8: all exact" in capsys.readouterr().out
+    assert cli.main(["verify", "--in", "1x30x20x8", "--out", "59x41", "--kernel", "seed", "--dtype", "int8"]) == 1
+    assert "(int8)" in capsys.readouterr().out
+    assert cli.main(["verify", "--in", "1x3x3x1", "--out", "5x5", "--grad", "--dtype", "uint8"]) == 2
+    assert "--dtype goes with the forward kernels" in capsys.readouterr().err

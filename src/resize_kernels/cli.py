@@ -178,10 +178,13 @@ def _verify(args) -> int:
         return _usage(args, "give --in and --out, or --sweep N")
     if args.random or args.plot or args.json or args.dask or args.checkpoint:
         return _usage(args, "--random, --plot, --json, --dask and --checkpoint go with --sweep")
+    if args.grad and args.dtype:
+        return _usage(args, "--dtype goes with the forward kernels (a gradient kernel's dy are float32)")
     from .verifier import verify, verify_grad
 
+    dtype = {} if args.grad else {"dtype": args.dtype or "int32"}
     report = (verify_grad if args.grad else verify)(args.in_shape, args.out_shape, kernel=args.kernel,
-                                                    convention=_convention(args))
+                                                    convention=_convention(args), **dtype)
     print(report)
     return 0 if report.ok else 1
 
@@ -217,6 +220,9 @@ def _sweep(args) -> int:
                            verify_grad, write_json)
 
     op = GRAD if args.grad else FORWARD
+    if args.grad and args.dtype:
+        return _usage(args, "--dtype goes with the forward kernels (a gradient kernel's dy are float32)")
+    dtype = {} if args.grad else {"dtype": args.dtype or "int32"}
     plot = check_plot_path(args.plot) if args.plot else None  # before the sweep, not after it
     report = check_json_path(args.json) if args.json else None
     shapes = random_shapes(args.random, args.max_size, seed=args.seed)
@@ -242,7 +248,7 @@ def _sweep(args) -> int:
                 print(f"[{k}/{steps}] every (in, out) pair along {axis}", file=sys.stderr)
             result = sweep(args.sweep, axis, args.kernel, jobs=args.jobs, progress=True,
                            executor=client.get_executor() if client else pool, op=op, checkpoint=args.checkpoint,
-                           convention=convention)
+                           convention=convention, **dtype)
             head, *rest = result.summary().split("\n")
             print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
             results.append(result)
@@ -256,7 +262,7 @@ def _sweep(args) -> int:
         if sys.stderr.isatty():
             print(f"[{steps}/{steps}] {len(shapes)} random 2-D shapes", file=sys.stderr)
         check = verify_grad if args.grad else verify
-        reports = [check(i, o, args.kernel, convention=convention)
+        reports = [check(i, o, args.kernel, convention=convention, **dtype)
                    for convention in conventions
                    for i, o in tqdm(shapes, desc="random shapes", unit="shapes", disable=None)]
         refused = sum(not r.applicable for r in reports)
@@ -433,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="verify every (in, out) pair in 1..N (or LOW..HIGH) along each axis; pairs the kernel "
                           "does not take are counted as not applicable, not as failures")
     ver.add_argument("--axis", choices=["w", "h", "both"], default="both", help="axis of the sweep (default both)")
+    ver.add_argument("--dtype", default=None,
+                     help="the forward Program's dtype (default int32; every machine dtype: uint8, bfloat16, ...): "
+                          "the flat-index image goes through it in 8- or 16-bit pieces, viewed as the dtype")
     ver.add_argument("--random", type=_non_negative, default=0, metavar="K",
                      help="with --sweep: also K random 2-D shapes")
     ver.add_argument("--max-size", type=_positive, default=1024, help="largest side of the random shapes (default 1024)")

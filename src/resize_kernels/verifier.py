@@ -1,7 +1,11 @@
 """The verifier: proves, shape by shape, that a kernel's gather is the reference map.
 
 It traces the kernel and runs it on an int32 image whose every element holds its
-own flat index, so the output says exactly where each element was read from.
+own flat index, so the output says exactly where each element was read from. For
+a narrower dtype the index goes in pieces: the image is run once per 8 or 16 bits
+of it, each piece's bits viewed as the dtype (uint8 planes as uint8 or int8, 16-bit
+planes as float16 or bfloat16, NaN and subnormal patterns among them), and the
+pieces read back make the index again.
 Comparing with the reference resize of that image checks every output element of
 that shape: a proof for the shape, not a sample. A kernel that refuses a shape
 the contract accepts (``"strided"`` takes integer ratios only) is reported as not
@@ -53,6 +57,7 @@ class VerifyReport:
     not_applicable: str | None = None  # why the kernel does not take this shape
     op: str = FORWARD  # or GRAD: then pixels are dx's, and first_wrong holds ((b, h, w), expected, got) values
     convention: str | None = None  # the index convention checked (IndexConvention.describe()), None: the compiler's
+    dtype: str = "int32"  # the Program's dtype (the index image's pieces, viewed as it)
 
     @property
     def applicable(self) -> bool:
@@ -70,7 +75,8 @@ class VerifyReport:
     def __str__(self) -> str:
         grad = self.op == GRAD
         head = (f"{'gradient ' if grad else ''}kernel {self.kernel!r}"
-                f"{f' ({self.convention})' if self.convention else ''}: NHWC {'x'.join(map(str, self.in_shape))} -> "
+                f"{f' ({self.convention})' if self.convention else ''}{_dtype_label(self.dtype)}: "
+                f"NHWC {'x'.join(map(str, self.in_shape))} -> "
                 f"{'x'.join(map(str, self.out_shape))}: ")
         pixels = f"{math.prod(self.in_shape[:3]):,} input-gradient" if grad else f"{math.prod(self.out_shape[:3]):,} output"
         if self.ok:
@@ -101,7 +107,7 @@ def _nhw(position) -> str:
 
 
 def verify(in_shape, out_shape, kernel: str | None = None, *, coordinate_transformation_mode: str | None = None,
-           nearest_mode: str | None = None, scales=None, convention=None) -> VerifyReport:
+           nearest_mode: str | None = None, scales=None, convention=None, dtype="int32") -> VerifyReport:
     """Check every output element of ``kernel`` for NHWC ``in_shape`` -> ``out_shape`` (NHWC, or (out_h, out_w),
     or an int: square) against the reference.
 
@@ -109,25 +115,29 @@ def verify(in_shape, out_shape, kernel: str | None = None, *, coordinate_transfo
     kernel refuses (InvalidValueError while tracing) gives a not-applicable report.
     The map's convention is named as in ``rk.resize_nearest`` (None: the
     compiler's); the reference is then ``semantics.convention_reference``.
+    ``dtype``: the Program's dtype (any machine dtype; the kernels of 1-, 2- and
+    4-byte elements differ), proven on the index's pieces (see the module's text).
     """
     in_shape, out_shape = contract.resize_shapes("verify", in_shape, nhwc_out_shape(in_shape, out_shape))  # < 2**31 elements: int32 labels
     name = kernel_variant("resize_nearest", kernel)
     convention = named_convention("verify", convention, coordinate_transformation_mode, nearest_mode, scales)
     label = convention.describe() if convention is not None and not convention.is_default else None
+    dtype = contract.resize_dtype("verify", dtype)
     n, in_h, in_w, c = in_shape
     out_hw = out_shape[1:3]
+    report = functools.partial(VerifyReport, name, in_shape, out_shape, convention=label, dtype=dtype.name)
     try:
-        program = trace_resize(in_shape, out_hw, np.int32, name, cached=False, sources=False,  # once: keep nothing
+        program = trace_resize(in_shape, out_hw, dtype, name, cached=False, sources=False,  # once: keep nothing
                                convention=convention)
     except InvalidValueError as e:
-        return VerifyReport(name, in_shape, out_shape, False, None, not_applicable=str(e), convention=label)
+        return report(False, None, not_applicable=str(e))
     except OutOfBoundsError as e:  # caught when traced (a static access pattern past its tile): the kernel's bug
-        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), convention=label)
+        return report(False, None, out_of_bounds=str(e))
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
     try:
-        (got,) = Executable(program).run([labels])
+        got = run_pieces(Executable(program), labels, dtype)
     except OutOfBoundsError as e:
-        return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), convention=label)
+        return report(False, None, out_of_bounds=str(e))
     want = semantics.convention_reference(labels, out_hw, convention) if label else \
         semantics.resize_nearest_reference(labels, out_hw)
     bad = (got != want).any(axis=-1)
@@ -140,7 +150,28 @@ def verify(in_shape, out_shape, kernel: str | None = None, *, coordinate_transfo
         consistent = g[0] >= 0 and g[0] % c == 0 and np.array_equal(g, np.arange(c) + g[0]) and pix < n * in_h * in_w
         source = tuple(map(int, np.unravel_index(pix, (n, in_h, in_w)))) if consistent else None
         first.append(((b, oh, ow), tuple(map(int, expected)), source))
-    return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first, convention=label)
+    return report(wrong == 0, wrong, first_wrong=first)
+
+
+def run_pieces(executable, labels: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The int32 index image run through ``executable`` (a Program of ``dtype``): whole for a 4-byte dtype, else
+    in pieces of 8 or 16 bits, each viewed as ``dtype``, and put back together from the outputs' bits."""
+    bits = 8 * dtype.itemsize
+    if bits == 32:
+        (got,) = executable.run([labels.view(dtype)])
+        return got.view(np.int32)
+    unsigned = np.dtype(f"uint{bits}")
+    got = None
+    for shift in range(0, max(1, int(labels.max()).bit_length()), bits):
+        piece = ((labels >> shift) & (2**bits - 1)).astype(unsigned)
+        (out,) = executable.run([piece.view(dtype)])
+        part = out.view(unsigned).astype(np.int32) << shift
+        got = part if got is None else got | part
+    return got
+
+
+def _dtype_label(dtype: str) -> str:
+    return "" if dtype == "int32" else f" ({dtype})"
 
 
 def verify_grad(in_shape, out_shape, kernel: str | None = None, *, coordinate_transformation_mode: str | None = None,
@@ -228,6 +259,7 @@ class SweepResult:
     op: str = FORWARD  # or GRAD (a gradient kernel's sweep)
     worker_seconds: float = 0.0  # the workers' time on every chunk, those of earlier runs of a checkpoint too
     convention: str | None = None  # IndexConvention.key of the map checked; None: the compiler's
+    dtype: str = "int32"  # the Programs' dtype
 
     @property
     def checked(self) -> int:
@@ -253,7 +285,7 @@ class SweepResult:
                 "exact": self.exact, "seconds": self.seconds, "worker_seconds": self.worker_seconds,
                 "failures": [[i, o, w, _listed(self.first_wrong.get((i, o)))] for i, o, w in self.failures],
                 "not_applicable": [list(p) for p in self.not_applicable], "reason": self.reason,
-                "convention": self.convention}
+                "convention": self.convention, "dtype": self.dtype}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SweepResult":
@@ -262,11 +294,12 @@ class SweepResult:
         return cls(d["kernel"], d["axis"], n, [(i, o, w) for i, o, w, _ in d["failures"]],
                    [tuple(p) for p in d["not_applicable"]], d["reason"], low,
                    {(i, o): tupled(f) for i, o, _, f in d["failures"] if f is not None}, d["seconds"],
-                   d.get("op", FORWARD), d.get("worker_seconds", 0.0), d.get("convention"))
+                   d.get("op", FORWARD), d.get("worker_seconds", 0.0), d.get("convention"), d.get("dtype", "int32"))
 
     def summary(self, listed: int = 8) -> str:
         head = (f"{'gradient ' if self.op == GRAD else ''}kernel {self.kernel!r}"
-                f"{f' ({self.convention})' if self.convention else ''}, axis {self.axis}: {self.checked:,} (in, out) "
+                f"{f' ({self.convention})' if self.convention else ''}{_dtype_label(self.dtype)}, axis {self.axis}: "
+                f"{self.checked:,} (in, out) "
                 f"pairs in {self.low}..{self.n}: ")
         if not self.failures and not self.not_applicable:
             return head + "all exact"
@@ -315,6 +348,7 @@ class Chunk:
     outs: tuple[int, int]
     op: str = FORWARD  # or GRAD
     convention: str | None = None  # IndexConvention.key; None: the compiler's map
+    dtype: str = "int32"  # the Programs' dtype (forward sweeps)
 
     @property
     def pairs(self) -> int:
@@ -352,8 +386,9 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
     """Verify every pair of ``chunk`` (what a sweep's worker runs)."""
     t0 = time.perf_counter()
     result = ChunkResult([], [], None, {})
-    check = verify_grad if chunk.op == GRAD else verify
     convention = semantics.IndexConvention.from_key(chunk.convention) if chunk.convention else None
+    check = (verify_grad if chunk.op == GRAD else
+             functools.partial(verify, dtype=chunk.dtype) if chunk.dtype != "int32" else verify)
     for i in range(chunk.ins[0], chunk.ins[1] + 1):
         for o in range(chunk.outs[0], chunk.outs[1] + 1):
             report = check(*axis_shapes(chunk.axis, i, o, chunk.kernel), chunk.kernel, convention=convention)
@@ -369,10 +404,10 @@ def check_chunk(chunk: Chunk) -> ChunkResult:
 
 
 def sweep_chunks(kernel: str, axis: str, low: int, n: int, pairs: int = CHUNK_PAIRS, op: str = FORWARD,
-                 convention: str | None = None) -> list[Chunk]:
+                 convention: str | None = None, dtype: str = "int32") -> list[Chunk]:
     """The sweep ``low..n`` cut into chunks of about ``pairs`` pairs: one in size by a run of out sizes."""
     width = max(1, min(n - low + 1, pairs))
-    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)), op, convention)
+    return [Chunk(kernel, axis, (i, i), (o, min(n, o + width - 1)), op, convention, dtype)
             for i in range(low, n + 1) for o in range(low, n + 1, width)]
 
 
@@ -409,7 +444,7 @@ def sweep_range(sizes) -> tuple[int, int]:
 
 def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
           executor=None, chunk_pairs: int | None = None, op: str = FORWARD, checkpoint=None,
-          convention: semantics.IndexConvention | None = None) -> SweepResult:
+          convention: semantics.IndexConvention | None = None, dtype="int32") -> SweepResult:
     """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
 
     ``op``: FORWARD ("resize_nearest", ``verify``) or GRAD ("resize_nearest_grad",
@@ -424,7 +459,8 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     long sweep that was stopped resumes where it stopped. ``chunk_pairs``: pairs
     per chunk (None: at least CHUNK_PAIRS, and at most MAX_CHUNKS chunks).
     ``convention``: the map to prove (``semantics.IndexConvention`` without
-    scales, which fix the sizes; None: the compiler's).
+    scales, which fix the sizes; None: the compiler's). ``dtype``: the forward
+    Programs' dtype (``verify``'s; gradients are float32).
     """
     low, n = sweep_range(n)
     _check_count("sweep's jobs", jobs, 1)
@@ -442,7 +478,10 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
         raise InvalidValueError(f"sweep requires a convention without scales (a scale fixes the output size), "
                                 f"got scales {convention.scales}")
     key = convention.key if convention is not None and not convention.is_default else None
-    chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op, key)
+    dtype = contract.resize_dtype("sweep", dtype).name
+    if op == GRAD and dtype != "int32":
+        raise InvalidValueError(f"sweep of a gradient kernel takes no dtype (its dy are float32), got dtype {dtype!r}")
+    chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op, key, dtype)
     record = Checkpoint(checkpoint) if checkpoint is not None else None
     merged = ChunkResult([], [], None, {})
     if record:
@@ -471,7 +510,7 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     finally:
         bar and bar.close()
     return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
-                       merged.first_wrong, time.perf_counter() - t0, op, merged.seconds, key)
+                       merged.first_wrong, time.perf_counter() - t0, op, merged.seconds, key, dtype)
 
 
 #: What a sweep's proof depends on: the reference, the contract, the kernels, the tracer and the machine model.
@@ -517,7 +556,8 @@ class Checkpoint:
         for line in text.splitlines():
             try:
                 d = json.loads(line)
-                chunk = Chunk(d["kernel"], d["axis"], tuple(d["ins"]), tuple(d["outs"]), d["op"], d.get("convention"))
+                chunk = Chunk(d["kernel"], d["axis"], tuple(d["ins"]), tuple(d["outs"]), d["op"], d.get("convention"),
+                              d.get("dtype", "int32"))
                 result = ChunkResult.from_dict(d["result"])
             except (ValueError, KeyError, TypeError):
                 continue
@@ -532,7 +572,8 @@ class Checkpoint:
 
         start, self._cut = "\n" if self._cut else "", False
         line = start + json.dumps({"kernel": chunk.kernel, "axis": chunk.axis, "ins": list(chunk.ins), "outs": list(chunk.outs),
-                           "op": chunk.op, "convention": chunk.convention, "code": code_fingerprint(),
+                           "op": chunk.op, "convention": chunk.convention, "dtype": chunk.dtype,
+                           "code": code_fingerprint(),
                            "result": result.to_dict()})
         try:
             with open(self.path, "a") as f:
