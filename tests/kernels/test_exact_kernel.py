@@ -45,10 +45,10 @@ def test_row_split_is_exact_for_every_narrow_width():
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])
-def test_per_axis_sweep_1_to_64(axis):
-    # Every (in, out) pair up to 64 on one axis, the other axis fixed at a multi-row width.
-    for i in range(1, 65):
-        for o in range(1, 65):
+def test_per_axis_sweep_1_to_40(axis):
+    # Every (in, out) pair up to 40 on one axis, the other axis fixed at a multi-row width (CI sweeps to 320).
+    for i in range(1, 41):
+        for o in range(1, 41):
             shape_in, shape_out = ((1, i, 5, 1), (1, o, 7, 1)) if axis == "h" else ((1, 3, i, 1), (1, 4, o, 1))
             report = verify(shape_in, shape_out)
             assert report.ok, report

@@ -32,8 +32,8 @@ def check(x, out_hw, kernel):
 
 @pytest.mark.parametrize("axis", ["h", "w"])
 @pytest.mark.parametrize("kernel", NEW)
-def test_per_axis_sweep_1_to_64(kernel, axis):
-    result = sweep(64, axis, kernel, jobs=2)
+def test_per_axis_sweep_1_to_32(kernel, axis):  # CI sweeps each over 1..192
+    result = sweep(32, axis, kernel, jobs=2)
     assert not result.failures, result.summary()
 
 

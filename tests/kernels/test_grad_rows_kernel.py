@@ -91,8 +91,8 @@ def test_a_run_too_long_for_the_tile_is_the_general_kernels():
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])
-def test_per_axis_sweep_1_to_48(axis):
-    result = sweep(48, axis, "rows", jobs=2, op=GRAD)
+def test_per_axis_sweep_1_to_32(axis):  # CI sweeps it over 1..96
+    result = sweep(32, axis, "rows", jobs=2, op=GRAD)
     assert not result.failures and not result.not_applicable, result.summary()
 
 

@@ -113,8 +113,8 @@ def test_random_shapes_equal_the_reference(n, in_h, in_w, out_h, out_w, c, dtype
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])
-def test_per_axis_sweep_1_to_64(axis):
-    result = sweep(64, axis, "rows", jobs=2)
+def test_per_axis_sweep_1_to_32(axis):  # CI sweeps the default, rows here, over 1..320
+    result = sweep(32, axis, "rows", jobs=2)
     assert not result.failures, result.summary()
 
 

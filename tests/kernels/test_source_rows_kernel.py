@@ -93,8 +93,8 @@ def test_auto_takes_it_where_it_is_modelled_fastest():
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])
-def test_per_axis_sweep_1_to_64(axis):
-    result = sweep(64, axis, "sourcerows", jobs=2)
+def test_per_axis_sweep_1_to_32(axis):  # CI sweeps it over 1..192
+    result = sweep(32, axis, "sourcerows", jobs=2)
     assert not result.failures, result.summary()
 
 

@@ -46,8 +46,9 @@ def test_default_kernel_is_exact_on_every_pair(axis):
 
 @pytest.mark.parametrize("axis", ["w", "h"])
 def test_seed_fails_exactly_where_its_arithmetic_predicts(axis):
-    result = sweep(N, axis, "seed", jobs=2)
-    assert result.failures == predicted_seed_failures(axis, N)
+    n = 84 if axis == "w" else 48  # past the widths named below (and 83); its rows fail from 41 too
+    result = sweep(n, axis, "seed", jobs=2)
+    assert result.failures == predicted_seed_failures(axis, n)
     if axis == "w":
         assert {o for _, o, _ in result.failures} >= {41, 47, 55, 61, 82}
 
