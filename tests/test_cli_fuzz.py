@@ -71,7 +71,7 @@ def scratch(tmp_path_factory):
     return d
 
 
-@settings(max_examples=10, derandomize=True, deadline=None, database=None,
+@settings(max_examples=6, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(argv=ARGV)
 def test_any_command_line_exits_0_1_or_2_in_time_without_a_traceback(argv, scratch):

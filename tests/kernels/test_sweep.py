@@ -21,8 +21,8 @@ from resize_kernels.verifier import axis_shapes, sweep
 
 from seed_model import seed_load_indices
 
-#: Sizes of the suite's sweeps (CI sweeps the default over 1..320): past every size the seed's assertion names.
-N = 96
+#: Size of the suite's sweeps of the default (CI sweeps it over 1..320).
+N = 80
 
 
 def predicted_seed_failures(axis, n):
@@ -46,12 +46,12 @@ def test_default_kernel_is_exact_on_every_pair(axis):
 
 @pytest.mark.parametrize("axis", ["w", "h"])
 def test_seed_fails_exactly_where_its_arithmetic_predicts(axis):
-    n = 84 if axis == "w" else 48  # past the widths named below (and 83); the tall sweep (one output column)
-    # fails nowhere, as the model predicts (checked to 96)
+    n = 64 if axis == "w" else 48  # past the widths named below; the tall sweep (one output column) fails
+    # nowhere, as the model predicts (checked to 96)
     result = sweep(n, axis, "seed", jobs=2)
     assert result.failures == predicted_seed_failures(axis, n)
     if axis == "w":
-        assert {o for _, o, _ in result.failures} >= {41, 47, 55, 61, 82}
+        assert {o for _, o, _ in result.failures} >= {41, 47, 55, 61}
 
 
 def test_sweep_command(tmp_path, capsys):
