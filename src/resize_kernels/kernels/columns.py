@@ -166,13 +166,13 @@ def expand_columns(sources, expanded, q0, p, k_rows, ns, chunk, c, groups, at, c
                              indices=column_index[q0:q0 + p, 0:nj * c])
         return
     busy = {nisa.vector_engine: 0.0, nisa.gpsimd_engine: 0.0}
-    halves = [(groups, None)]
-    if sources.dtype in SCALAR_COPY_DTYPES and len(chunk.runs) >= 2 * SCALAR_MIN_RUNS:
+    halves = [(groups, False)]
+    if splits_columns(chunk, sources.dtype.itemsize):
         # the right half of the columns on the scalar engine, beside the left half's copies: disjoint spans of the
         # tile, so neither waits for the other (S2), and no turn on the port GpSimd and the vector engine share (E4)
         left, right = split_groups(groups, chunk.runs[len(chunk.runs) // 2].first)
-        halves = [(left, None), (right, nisa.scalar_engine)]
-    for part, only in halves:
+        halves = [(left, False), (right, True)]
+    for part, on_scalar in halves:
         for g in part:  # narrow pixels: repeat columns on chip
             src_step = at(g.src0 + g.src_step) - at(g.src0) if g.count > 1 else 0
             s_pairs, d_pairs = broadcast_pairs(
@@ -180,7 +180,7 @@ def expand_columns(sources, expanded, q0, p, k_rows, ns, chunk, c, groups, at, c
                 [[out_part, p], [nj * c, k_rows], [g.out_step * c, g.count], [c, g.repeat], [1, c]])  # outputs
             dst = expanded.ap(pattern=d_pairs, offset=q0 * out_part + (g.out0 - j0) * c)
             src = sources.ap(pattern=s_pairs, offset=q0 * src_part + at(g.src0) * c)
-            if only == nisa.scalar_engine:  # exact: every value of the dtype is a float32 (SCALAR_COPY_DTYPES)
+            if on_scalar:  # exact: every value of the dtype is a float32 (SCALAR_COPY_DTYPES)
                 nisa.activation(dst, nl.copy, src)
                 continue
             # the vector engine or GpSimd, whichever is done first (both copy bit-exactly; on trn2 side by side)
@@ -189,18 +189,22 @@ def expand_columns(sources, expanded, q0, p, k_rows, ns, chunk, c, groups, at, c
             nisa.tensor_copy(dst=dst, src=src, engine=engine)
 
 
-#: Dtypes whose column copies share the scalar engine: the 1-byte ones, each an integer type whose every value
-#: float32 holds, so the activation's float32 copy is bit-exact (so the instruction counts, which know only the
-#: itemsize, know which kernels split); and the runs each half of a chunk keeps at least for its columns to be
-#: split between the engines.
+#: Dtypes whose column copies share the scalar engine: the 1-byte ones (every machine dtype of 1 byte is one of
+#: these integers, and float32 holds each of their values, so the activation's float32 copy is bit-exact); and the
+#: runs each half of a chunk keeps at least for its columns to be split between the engines.
 SCALAR_COPY_DTYPES = (nl.uint8, nl.int8)
 SCALAR_MIN_RUNS = 16
+
+
+def splits_columns(chunk, item: int) -> bool:
+    """Whether ``expand_columns`` splits the chunk's columns of ``item``-byte elements with the scalar engine."""
+    return item == 1 and len(chunk.runs) >= 2 * SCALAR_MIN_RUNS
 
 
 def copy_count(chunk, groups: int, item: int) -> int:
     """Copies ``expand_columns`` issues at most for a chunk's ``groups`` column groups of ``item``-byte elements
     (a group cut in two where the columns split between the engines), for instruction counts without tracing."""
-    return 2 * groups if item == 1 and len(chunk.runs) >= 2 * SCALAR_MIN_RUNS else groups
+    return 2 * groups if splits_columns(chunk, item) else groups
 
 
 def split_groups(groups, mid: int) -> tuple[list, list]:
