@@ -46,10 +46,24 @@ def test_random_shapes_equal_the_reference(n, in_h, in_w, out_h, out_w, c, dtype
     check(random_data(np.random.default_rng(seed), (n, in_h, in_w, c), dt), (out_h, out_w))
 
 
-def test_a_downsample_by_2_or_more_is_the_rows_kernels():
-    with pytest.raises(InvalidValueError, match="requires column chunks that read the span.*kernel='rows'"):
-        rk.trace_resize((1, 30, 60, 256), (15, 20), kernel="sourcerows")  # 1 KiB pixels, 3x down
-    assert source_rows_instruction_count(plan_resize((1, 30, 60, 256), (1, 15, 20, 256)), 4) is None
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_shape, out_hw", [
+    ((1, 30, 60, 256), (15, 20)),  # 1 KiB pixels, 3x down: a descriptor per pixel, stored as whole rows
+    ((2, 100, 100, 128), (70, 29)),  # 0.7x rows (periodic: loaded by row group), 0.29x columns (by column group)
+    ((1, 70, 251, 192), (23, 88)),  # irregular deep downsamples of both axes
+])
+def test_a_deep_downsample_loads_only_the_pixels_it_needs_by_direct_dmas(in_shape, out_hw, dtype, rng):
+    """Pixels of 128 B or more, where a descriptor per pixel costs less than reading the span (narrower ones read
+    the span of their columns, ``columns._spanned``)."""
+    name = "bfloat16" if dtype is DTYPES[1] else np.dtype(dtype).name
+    program = rk.trace_resize(in_shape, out_hw, name, kernel="sourcerows")
+    loads = [d for d in program.dmas() if d.dst.is_sbuf]
+    assert not any(d.is_indirect for d in program.dmas())  # no index tile, no descriptors written by GpSimd
+    assert sum(d.dst.size for d in loads) == in_shape[0] * out_hw[0] * out_hw[1] * in_shape[3]  # each pixel once
+    assert program.counts().get("tensor_copy", 0) == 0  # loaded into output order: no copies
+    plan = plan_resize(in_shape, (in_shape[0], *out_hw, in_shape[3]))
+    assert len(program.instructions) <= source_rows_instruction_count(plan, np.dtype(dtype).itemsize)
+    check(random_data(rng, in_shape, dtype), out_hw)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -89,7 +103,7 @@ def test_loads_are_direct_and_each_source_row_is_read_once():
 def test_auto_takes_it_where_it_is_modelled_fastest():
     assert forward_kernel_for((1, 256, 256, 3), (1, 511, 383, 3), 1) == "sourcerows"  # RGB: half the rows to expand
     assert forward_kernel_for((2, 30, 20, 1280), (2, 59, 38, 1280), 2) == "sourcerows"  # SD2: each source row once
-    assert forward_kernel_for((8, 192, 192, 256), (8, 64, 64, 256), 4) == "strided"  # 3x down: not a span
+    assert forward_kernel_for((8, 192, 192, 256), (8, 64, 64, 256), 4) == "strided"  # 3x down: one DMA per row
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])

@@ -29,11 +29,13 @@ _KERNELS = {"rows": resize_nearest_rows_kernel, "sourcerows": resize_nearest_sou
 #: The instructions one candidate may trace in dispatch (tracing and costing take about 40 us each); a candidate
 #: whose count, known without tracing, would pass it is not traced ("twopass", bounded on every shape, always is).
 DISPATCH_BUDGET = 8_000
-#: Below this many output bytes dispatch takes "rows" without tracing the others: on small outputs its few
-#: whole-row transfers beat the per-pixel and per-column candidates (modelled, 1x100x100x1 -> 150x200: rows 11.6 us,
-#: rowreuse 144, twopass 209, batched 213), so comparing would only cost trace time, and sweeps of small shapes
-#: pay for one trace, not five.
-SMALL_OUTPUT_BYTES = 256 * 1024
+#: Below this many output bytes dispatch takes "rows" without tracing the others: on tiny outputs its few
+#: whole-row transfers are within a microsecond of the best (modelled, 1x100x25x1 -> 150x50 float32: rows 10.9 us,
+#: sourcerows 10.0, the rest 58 or more), so
+#: comparing would only cost trace time, and the sweeps' shapes (one channel, outputs of 48 KiB at most) pay for
+#: one trace, not six. From here on the candidates differ by more (1x34x156x64 -> 12x47 float16, 72 KiB: rows
+#: 17.6, sourcerows 12.6).
+SMALL_OUTPUT_BYTES = 64 * 1024
 #: Past this many instructions (an upper bound counted without tracing) "rows" gives way to "twopass", whose
 #: Program is bounded on every shape: auto traces at most 80,000 instructions for outputs up to 16384 x 16384.
 ROWS_MAX_INSTRUCTIONS = 65_536

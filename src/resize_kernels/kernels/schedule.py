@@ -48,7 +48,7 @@ TUNE_MAX_ROWS = 65_536
 
 def tuned(kernel, schedules: list, in_shape: tuple, out_shape: tuple, item: int):
     """The schedule with the lowest modelled time among ``schedules`` (lists of schedules by growing chunk factor:
-    the rest of a list is not tried once a factor does no better than the one before), each traced as auto's
+    the rest of a list is not tried once a factor does worse than the one before), each traced as auto's
     dispatch traces its candidates and costed on TUNE_TARGETS (summed in units of each target's roofline: time x
     peak DMA bandwidth); the first where they tie, and the first of all where none is within the budgets."""
     from ..machine.cost import dma_shape, program_cost, target_params
@@ -70,7 +70,7 @@ def tuned(kernel, schedules: list, in_shape: tuple, out_shape: tuple, item: int)
                 break  # too slow to cost (see TUNE_MAX_ROWS)
             score = sum(program_cost(program, t).modelled_us * target_params(t).peak_dma_gbps for t in TUNE_TARGETS)
             scored.append((score, len(scored), knobs))
-            if score >= before:
+            if score > before:  # worse: finer chunks will not do better (a tie may: chunks that change nothing)
                 break
             before = score
     return min(scored)[2] if scored else schedules[0][0]

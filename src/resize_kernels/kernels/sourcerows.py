@@ -39,8 +39,9 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
 
     Layouts, dtypes and constraints: those of ``resize_nearest_rows_kernel``, and
     column chunks that read the span of their source columns (``_spanned``:
-    upsamples and shallow downsamples; else InvalidValueError: the rows kernel
-    applies). Where rows puts output rows on partitions (a gather of each one's
+    upsamples and shallow downsamples) or whose columns are each their own
+    source (deeper downsamples: loaded by column group straight into output
+    order); else InvalidValueError (the rows kernel applies). Where rows puts output rows on partitions (a gather of each one's
     source row, its descriptors written by GpSimd, and the columns repeated once
     per output row), this puts the map's runs of equal source row on partitions,
     in balanced tiles of up to 128: a tile's source rows come in direct loads of
@@ -71,8 +72,9 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
         raise InvalidValueError(f"{name} requires a schedule (chunk factor) in {CHUNK_FACTORS}, got {schedule!r}")
     columns = _source_row_columns(plan, item, factor)
     if columns is None:
-        raise InvalidValueError(f"{name} requires column chunks that read the span of their source columns (an "
-                                f"upsample or a shallow downsample of the width), got {in_shape} -> {out_shape} "
+        raise InvalidValueError(f"{name} requires column chunks that read the span of their source columns or "
+                                f"whose columns are each their own source (an upsample or a downsample of the "
+                                f"width), got {in_shape} -> {out_shape} "
                                 f"{dtype}; use kernel='rows'")
     cc, wide, chunks = columns
     out_tensor = nl.ndarray(out_shape, dtype=dtype, buffer=nl.shared_hbm, name="out_tensor")
@@ -82,7 +84,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
     moves = [(b, t, k, c0) for b in range(in_b) for t in range(len(tiles)) for k in range(len(chunks))
              for c0 in range(0, in_c, cc)]
     out_rows = [sum(g.count * g.repeat for _, _, g in groups) for _, groups, _ in tiles]  # output rows per tile
-    spans = [chunk.runs[-1].src - chunk.runs[0].src + 1 for chunk in chunks]
+    spans = [_loaded_columns(chunk) for chunk in chunks]
     # each move on the 8-aligned partitions whose DMA engines carry the least so far: its loads and its stores
     starts, _ = balance([(tiles[t][0], (spans[k] + chunks[k].nj * out_rows[t] // tiles[t][0]) * min(cc, in_c - c0))
                        for _, t, k, c0 in moves], nl.tile_size.pmax)
@@ -92,7 +94,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
 
     src_elements = max(spans[k] * min(cc, in_c - c0) for _, _, k, c0 in moves)
     out_elements = max([chunks[k].nj * min(cc, in_c - c0) for _, _, k, c0 in moves
-                        if not wide and not (chunks[k].shrink and chunks[k].contiguous)] or [0])
+                        if not wide and not _in_order(chunks[k])] or [0])
     buffers = buffer_count((src_elements + out_elements) * item)  # taken in turn, as in the rows kernel
     pmax = nl.tile_size.pmax
     src_pool = [nl.ndarray((pmax, src_elements), dtype=dtype, name="row_sources") for _ in range(buffers)]
@@ -104,12 +106,26 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
         (b, t, k, c0), q0 = moves[n], starts[n]
         sources = src_pool[n % buffers]
         part, s0, ns, c = tile_elements(sources), chunks[k].runs[0].src, spans[k], min(cc, in_c - c0)
-        for q, count, src0, src_step in tiles[t][2]:
-            # load: [src_step * row_in, count] source rows in arithmetic progression (consecutive ones for an
-            # upsample); [in_c, ns] the span's columns from s0; [1, c] channels. SBUF: partitions q0 + q ..
-            nisa.dma_copy(dst=sources.ap(pattern=[[part, count], [c, ns], [1, c]], offset=(q0 + q) * part),
-                          src=data_rows.ap(pattern=[[src_step * row_in, count], [in_c, ns], [1, c]],
-                                           offset=(b * in_h + src0) * row_in + s0 * in_c + c0))
+        chunk = chunks[k]
+        for q, step, count, src0, src_step in tiles[t][2]:
+            if chunk.spanned:
+                # load: [src_step * row_in, count] source rows in arithmetic progression (consecutive ones for an
+                # upsample); [in_c, ns] the span's columns from s0; [1, c] channels. SBUF: partitions q0 + q,
+                # q0 + q + step, ..
+                nisa.dma_copy(dst=sources.ap(pattern=[[step * part, count], [c, ns], [1, c]],
+                                             offset=(q0 + q) * part),
+                              src=data_rows.ap(pattern=[[src_step * row_in, count], [in_c, ns], [1, c]],
+                                               offset=(b * in_h + src0) * row_in + s0 * in_c + c0))
+                continue
+            for g in chunk.groups:  # a deep downsample of the width: each column group straight into output order
+                # load: [src_step * row_in, count] the rows; [g.src_step * in_c, g.count] the group's source
+                # columns; [1, c] channels. SBUF: partitions q0 + q, q0 + q + step, ..; [g.out_step * c, g.count]
+                # the group's output columns in the chunk
+                nisa.dma_copy(dst=sources.ap(pattern=[[step * part, count], [g.out_step * c, g.count], [1, c]],
+                                             offset=(q0 + q) * part + (g.out0 - chunk.j0) * c),
+                              src=data_rows.ap(pattern=[[src_step * row_in, count], [g.src_step * in_c, g.count],
+                                                        [1, c]],
+                                               offset=(b * in_h + src0) * row_in + g.src0 * in_c + c0))
 
     # software-pipelined as in the rows kernel: loads run buffers - 1 moves ahead of the copies and stores
     for n in range(min(buffers - 1, len(moves))):
@@ -121,7 +137,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
         p, groups, _ = tiles[t]
         chunk, c, sources = chunks[k], min(cc, in_c - c0), src_pool[n % buffers]
         s0, ns, nj, j0 = chunk.runs[0].src, spans[k], chunk.nj, chunk.j0
-        if wide:  # repeat rows and columns in the stores' SBUF-side patterns: a descriptor per pixel
+        if wide and not _in_order(chunk):  # repeat rows and columns in the stores' SBUF-side patterns
             part = tile_elements(sources)
             for q, step, g in groups:
                 for cg in chunk.groups:
@@ -141,7 +157,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
                                                     + cg.out0 * in_c + c0),
                                   src=sources.ap(pattern=src, offset=(q0 + q) * part + (cg.src0 - s0) * c))
             continue
-        if chunk.shrink and chunk.contiguous:  # the sources are the output columns
+        if _in_order(chunk):  # the sources are the output columns
             expanded = sources
         else:
             expanded = out_pool[n % buffers]
@@ -162,9 +178,20 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
 
 def _source_row_columns(plan, item: int, factor: int = 1):
     """(channels per chunk, wide pixels?, column chunks) of the source-rows kernel, or None where it does not
-    apply: a chunk whose columns are not read as a span."""
+    apply: a chunk whose columns are neither read as a span nor each its own source (a clamp at the far end)."""
     cc, wide, chunks, _ = column_plan(plan, item, _source_row_chunks(plan) * factor)
-    return None if not all(chunk.spanned for chunk in chunks) else (cc, wide, chunks)
+    return None if not all(chunk.spanned or chunk.shrink for chunk in chunks) else (cc, wide, chunks)
+
+
+def _loaded_columns(chunk) -> int:
+    """Columns a partition's row of the chunk's loaded tile holds: the span of its source columns, or its output
+    columns in order (a deep downsample: each its own source, loaded by column group)."""
+    return chunk.runs[-1].src - chunk.runs[0].src + 1 if chunk.spanned else chunk.nj
+
+
+def _in_order(chunk) -> bool:
+    """Whether the loaded tile holds the chunk's output columns in order (no copies, whole rows stored)."""
+    return chunk.shrink and (chunk.contiguous or not chunk.spanned)
 
 
 def _source_row_chunks(plan) -> int:
@@ -179,8 +206,9 @@ def _source_row_chunks(plan) -> int:
 def _source_row_tiles(plan) -> list:
     """The height's runs in tiles of up to 128 (one per partition): [(partitions, stores, loads)]. A store is
     (first partition, partition step, row group), a row group being a ColumnGroup of rows (its runs at
-    partitions q, q + step, ..); a load is (first partition, partitions, first source row, source row step):
-    the tile's source rows cut into arithmetic progressions (one for an upsample, whose rows are consecutive).
+    partitions q, q + step, ..); a load is (first partition, partition step, partitions, first source row, source
+    row step): the tile's source rows cut into arithmetic progressions of consecutive partitions (one for an
+    upsample, whose rows are consecutive), or the row groups' where they are fewer (periodic maps, 0.7x say).
 
     Memoized (plans are immutable, one per shape): the instruction count and the trace that follows it ask for the
     same tiles; a few entries suffice.
@@ -202,8 +230,10 @@ def _source_row_tiles(plan) -> list:
         while a < end:  # a progression takes its first two runs, then each run as far from the one before
             k = bisect.bisect_right(changes, a + 1)
             m = min(changes[k] if k < len(changes) else end, end) - 1  # its last run
-            loads.append((a - i, m + 1 - a, srcs[a], srcs[a + 1] - srcs[a] if m > a else 1))
+            loads.append((a - i, 1, m + 1 - a, srcs[a], srcs[a + 1] - srcs[a] if m > a else 1))
             a = m + 1
+        if len(stores) < len(loads):  # a periodic map (a downsample by 0.7, say): load by the stores' row groups
+            loads = [(q, step, g.count, g.src0, g.src_step) for q, step, g in stores]
         tiles.append((len(tile), stores, loads))
     return tiles
 
@@ -220,12 +250,15 @@ def source_rows_instruction_count(plan, item: int, factor: int = 1) -> int | Non
         return None
     cc, wide, chunks = columns
     tiles = _source_row_tiles(plan)
-    if wide:  # a store per row group and column group, no copies
-        per_batch = sum(len(loads) * len(chunks) + len(stores) * sum(len(chunk.groups) for chunk in chunks)
-                        for _, stores, loads in tiles)
+    # per tile and chunk: a load per progression (times the column groups where they load straight into order)
+    loads = sum(len(tile_loads) for _, _, tile_loads in tiles) * sum(
+        1 if chunk.spanned else len(chunk.groups) for chunk in chunks)
+    if wide:  # a store per row group and column group (one per row group where the columns are in order)
+        per_batch = loads + sum(len(stores) for _, stores, _ in tiles) * sum(
+            1 if _in_order(chunk) else len(chunk.groups) for chunk in chunks)
         copies = 0
     else:
-        per_batch = sum(len(stores) + len(loads) for _, stores, loads in tiles) * len(chunks)
-        copies = sum(0 if chunk.shrink and chunk.contiguous else 1 if chunk.groups is None
+        per_batch = loads + sum(len(stores) for _, stores, _ in tiles) * len(chunks)
+        copies = sum(0 if _in_order(chunk) else 1 if chunk.groups is None
                      else copy_count(chunk, len(chunk.groups), item) for chunk in chunks) * len(tiles)
     return 8 * len(chunks) + plan.in_shape[0] * (per_batch + copies) * -(-in_c // cc)

@@ -616,7 +616,7 @@ class CostReport:
         if self.candidates is not None:
             lines.append("  auto compared on trn1 (modelled): " + (", ".join(
                 f"{k} {v:,.1f} us" for k, v in sorted(self.candidates.items(), key=lambda kv: kv[1]))
-                if self.candidates else "none: below 256 KiB of output it takes rows without comparing"))
+                if self.candidates else "none: below 64 KiB of output it takes rows without comparing"))
         if self.roofline_us is not None:
             lines.append(f"  roofline {self.roofline_us:,.1f} us (the bytes a resize must move at {p.peak_dma_gbps:g} "
                          f"GB/s): efficiency {self.efficiency:.0%} (modelled)")
