@@ -18,11 +18,11 @@ def _walked_tiles(plan) -> list:
                   for g in column_groups(tile)]
         loads = []
         for n, r in enumerate(tile):
-            if loads and (loads[-1][1] == 1 or r.src - tile[n - 1].src == loads[-1][3]):
-                q, count, src0, _ = loads[-1]
-                loads[-1] = (q, count + 1, src0, r.src - tile[n - 1].src)
+            if loads and (loads[-1][2] == 1 or r.src - tile[n - 1].src == loads[-1][4]):
+                q, step, count, src0, _ = loads[-1]
+                loads[-1] = (q, step, count + 1, src0, r.src - tile[n - 1].src)
             else:
-                loads.append((n, 1, r.src, 1))
+                loads.append((n, 1, 1, r.src, 1))
         tiles.append((len(tile), stores, loads))
     return tiles
 
@@ -32,7 +32,19 @@ def _walked_tiles(plan) -> list:
 def test_source_row_tiles_are_the_walked_ones(in_h, out_h):
     plan = plan_resize((1, in_h, 2, 1), (1, out_h, 3, 1))
     tiles = _source_row_tiles(plan)
-    assert tiles == _walked_tiles(plan)
+    for (p, stores, loads), (walked_p, walked_stores, walked_loads) in zip(tiles, _walked_tiles(plan), strict=True):
+        assert (p, stores) == (walked_p, walked_stores)
+        # the walk's progressions, or the row groups where they are fewer (periodic maps)
+        by_group = [(q, step, g.count, g.src0, g.src_step) for q, step, g in stores]
+        assert loads == (by_group if len(by_group) < len(walked_loads) else walked_loads)
     assert _source_row_tiles(plan) is tiles
-    for _, _, loads in tiles:
+    first = 0
+    for p, _, loads in tiles:  # either way, the loads bring each partition its run's source row, once
+        srcs = {}
+        for q, step, count, src0, src_step in loads:
+            for j in range(count):
+                assert q + j * step not in srcs
+                srcs[q + j * step] = src0 + j * src_step
+        assert srcs == {n: plan.h.runs[first + n].src for n in range(p)}
         assert all(type(v) is int for load in loads for v in load)
+        first += p

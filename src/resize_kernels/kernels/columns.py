@@ -56,13 +56,26 @@ class ColumnChunk:
         return self.runs[-1].src - self.runs[0].src + 1 == len(self.runs)
 
 
+def repeats_in_stores(pixel_bytes: int, channels: int, partitions: int) -> bool:
+    """Whether a kernel with ``partitions`` rows per tile repeats columns in its stores' access patterns (a
+    descriptor per output pixel) rather than by copies on chip (whole-row stores): pixels of WIDE_PIXEL_BYTES or
+    more, or where the stores' descriptors cost the DMA engines under half the time the copies cost the vector
+    engine (half: the DMA engines also carry the gathers, and copies overlap them).
+    Per output column on trn1: the stores take partitions x (descriptor_ns + pixel / engine bandwidth) over 16
+    DMA engines (D1, D2); a copy takes ``channels`` cycles at 1.12 GHz whatever the partitions (E2), so that with
+    few rows per tile (17 output rows of 192 B pixels: 2 x 24 ns against 86) the copies leave the DMA engines idle."""
+    p = TARGETS["trn1"]
+    stores_ns = partitions * (p.descriptor_ns + pixel_bytes / p.dma_engine_gbps) / p.dma_engines
+    return pixel_bytes >= WIDE_PIXEL_BYTES or 2 * stores_ns < channels / p.clock_ghz
+
+
 @functools.lru_cache(maxsize=64)
-def column_plan(plan, item: int, min_chunks: int = 1):
+def column_plan(plan, item: int, min_chunks: int = 1, partitions: int = 128):
     """(channels per chunk, wide pixels?, column chunks, output rows per partition); at least ``min_chunks`` chunks
-    where the width has columns enough."""
+    where the width has columns enough; ``partitions``: the kernel's rows per tile (``repeats_in_stores``)."""
     in_c = plan.in_shape[3]
     cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
-    wide = cc * item >= WIDE_PIXEL_BYTES
+    wide = repeats_in_stores(cc * item, cc, partitions)
     budget = WIDE_TILE_BYTES if wide else TILE_BYTES  # wide pixels need no output tile: a larger source tile
     cols = max(1, min(budget // (cc * item), -(-plan.w.out_size // min_chunks)))  # output columns per chunk at most
     cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement

@@ -89,7 +89,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
     row_in, row_out = in_w * in_c, out_w * in_c
 
-    cc, wide, chunks, fit = column_plan(plan, item)
+    cc, wide, chunks, fit = column_plan(plan, item, 1, _tile_rows(plan))
     pmax = nl.tile_size.pmax
     blocks = []  # blocks of tiles: (p, k_rows, index_of, base rows, out row, k_stride, family)
 
@@ -107,7 +107,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
         wanted = chunks_for_engines(sum(-(-blk[0] // PARTITIONS_PER_DMA_ENGINE) for blk in blocks), row_out * item,
                                      out_w, max(len(chunks), 1) * chunk_factor)
         if wanted > len(chunks):
-            b_cc, b_wide, b_chunks, _ = column_plan(plan, item, wanted)
+            b_cc, b_wide, b_chunks, _ = column_plan(plan, item, wanted, _tile_rows(plan))
         moves = [_Move(*blk[:6], k, c0, blk[6]) for blk in blocks for k in range(len(b_chunks))
                  for c0 in range(0, in_c, b_cc)]
         starts, load = balance([(m.p, m.k_rows * _chunk_elements(b_chunks[m.k], min(b_cc, in_c - m.c0)))
@@ -324,11 +324,11 @@ def rows_instruction_count(plan, item: int, schedule: tuple = DEFAULT_SCHEDULE) 
     gathers, copies and stores, and the index tiles of up to 16 placements per tile family (a bound for dispatch's
     budget, not an estimate: several times the trace's count where rows per partition are many)."""
     in_c = plan.in_shape[3]
-    cc, wide, chunks, fit = column_plan(plan, item)
+    cc, wide, chunks, fit = column_plan(plan, item, 1, _tile_rows(plan))
     out_w = plan.w.out_size
     most = max(len(chunks) * schedule[1], chunks_for_engines(1, out_w * in_c * item, out_w))
     if most > len(chunks):
-        cc, wide, chunks, fit = column_plan(plan, item, most)
+        cc, wide, chunks, fit = column_plan(plan, item, most, _tile_rows(plan))
     out_b, out_h = plan.out_shape[0], plan.h.out_size
     pmax = nl.tile_size.pmax
     if out_h <= pmax // 2:  # whole batches per tile (or, past float32's exact range, the tiles below)
@@ -343,6 +343,12 @@ def rows_instruction_count(plan, item: int, schedule: tuple = DEFAULT_SCHEDULE) 
         total += sub_tiles * (gathers + copies + (0 if wide else 1))
     # the index tiles: two families at up to 16 placements, a dozen instructions each; a column index per chunk
     return 2 * DMA_ENGINES * 12 + 8 * len(chunks) + total * -(-in_c // cc)
+
+
+def _tile_rows(plan) -> int:
+    """Output rows a tile of the rows kernel holds (at most 128; a tile's rows across batches): its copies, one
+    per tile, cost the same for 17 rows as for 128 (``columns.repeats_in_stores``)."""
+    return min(nl.tile_size.pmax, plan.out_shape[0] * plan.h.out_size)
 
 
 def _rows_per_block(fit: int, tiles: int) -> int:

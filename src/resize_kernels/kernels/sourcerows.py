@@ -179,7 +179,8 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
 def _source_row_columns(plan, item: int, factor: int = 1):
     """(channels per chunk, wide pixels?, column chunks) of the source-rows kernel, or None where it does not
     apply: a chunk whose columns are neither read as a span nor each its own source (a clamp at the far end)."""
-    cc, wide, chunks, _ = column_plan(plan, item, _source_row_chunks(plan) * factor)
+    runs, pmax = len(plan.h.runs), nl.tile_size.pmax
+    cc, wide, chunks, _ = column_plan(plan, item, _source_row_chunks(plan) * factor, -(-runs // -(-runs // pmax)))
     return None if not all(chunk.spanned or chunk.shrink for chunk in chunks) else (cc, wide, chunks)
 
 
