@@ -67,7 +67,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     columns (where it reads at most twice the columns needed, or its extra bytes
     cost less than the descriptors they save: ``_spanned``; else one gather per
     column group, straight into output order), then a store per column group
-    whose SBUF side repeats columns with step-0 pairs (pixels of 512 B or more),
+    whose SBUF side repeats columns with step-0 pairs (``columns.repeats_in_stores``: pixels of 512 B or more,
+    or few rows per tile),
     or, into an output tile stored as whole row chunks, a tensor_copy per column
     group or one nc_n_gather per row (chunks of many groups, ``_most_copies``).
     """
@@ -430,7 +431,7 @@ def _finish_chunk(out_tensor, sources, expanded, gathered, q0, p, k_rows, out_ro
     if at is None:  # the tile holds the output columns, in order
         return _store_rows(out_tensor, sources, q0, p, k_rows, nj, c, out_row, k_stride, j0, c0, in_c, row_out)
     part, ns = tile_elements(sources), _source_columns(chunk)
-    if wide:  # repeat columns in each store's SBUF-side pattern: a descriptor per pixel, pixels >= 512 B
+    if wide:  # repeat columns in each store's SBUF-side pattern: a descriptor per pixel (repeats_in_stores)
         for g in groups:
             src_step = at(g.src0 + g.src_step) - at(g.src0) if g.count > 1 else 0
             s_pairs, d_pairs = broadcast_pairs(

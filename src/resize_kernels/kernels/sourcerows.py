@@ -51,7 +51,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
     (``plan.column_groups`` on rows), go out in one store per group whose SBUF
     side repeats the partition with a step-0 pair. Narrow pixels have their
     columns repeated on chip once per source row, as rows does it (copies per
-    column group, or nc_n_gather); wide pixels (WIDE_PIXEL_BYTES or more) in the
+    column group, or nc_n_gather); wide pixels (``columns.repeats_in_stores``) in the
     stores too, one per row group and column group, each repeating the pixel
     with step-0 pairs. Moves (batch, tile, column chunk, channel chunk) number
     at least MIN_BLOCKS, times ``schedule``, the chunk factor (None:
