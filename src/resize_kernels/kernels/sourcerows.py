@@ -179,8 +179,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
 def _source_row_columns(plan, item: int, factor: int = 1):
     """(channels per chunk, wide pixels?, column chunks) of the source-rows kernel, or None where it does not
     apply: a chunk whose columns are neither read as a span nor each its own source (a clamp at the far end)."""
-    runs, pmax = len(plan.h.runs), nl.tile_size.pmax
-    cc, wide, chunks, _ = column_plan(plan, item, _source_row_chunks(plan) * factor, -(-runs // -(-runs // pmax)))
+    cc, wide, chunks, _ = column_plan(plan, item, _source_row_chunks(plan) * factor, _tile_runs(plan))
     return None if not all(chunk.spanned or chunk.shrink for chunk in chunks) else (cc, wide, chunks)
 
 
@@ -193,6 +192,12 @@ def _loaded_columns(chunk) -> int:
 def _in_order(chunk) -> bool:
     """Whether the loaded tile holds the chunk's output columns in order (no copies, whole rows stored)."""
     return chunk.shrink and (chunk.contiguous or not chunk.spanned)
+
+
+def _tile_runs(plan) -> int:
+    """Runs (partitions) per tile: balanced tiles of up to 128, no short last tile on few DMA engines."""
+    runs, pmax = len(plan.h.runs), nl.tile_size.pmax
+    return -(-runs // -(-runs // pmax))
 
 
 def _source_row_chunks(plan) -> int:
@@ -214,8 +219,8 @@ def _source_row_tiles(plan) -> list:
     Memoized (plans are immutable, one per shape): the instruction count and the trace that follows it ask for the
     same tiles; a few entries suffice.
     """
-    runs, pmax = plan.h.runs, nl.tile_size.pmax
-    size = -(-len(runs) // -(-len(runs) // pmax))  # balanced: no short last tile on few DMA engines
+    runs = plan.h.runs
+    size = _tile_runs(plan)
     srcs = [r.src for r in runs]
     # the runs k where the step from the run before differs from the step before it: where a progression may end
     changes = [k for k in range(2, len(srcs)) if srcs[k] - srcs[k - 1] != srcs[k - 1] - srcs[k - 2]]
