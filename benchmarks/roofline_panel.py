@@ -51,7 +51,8 @@ def row(what, in_shape, out_shape, dtype, target, candidates: bool) -> tuple[str
     goal = 1.5 * auto.roofline_us + floor_us(target)
     ok = auto.modelled_us <= goal
     shape = f"{'x'.join(map(str, in_shape))} -> {out_shape[1]}x{out_shape[2]}"
-    line = (f"| {what} | {shape} {dtype} | {auto.label.split(chr(39))[1]} | {auto.modelled_us:,.1f} | "
+    picked = rk.trace_resize(in_shape, out_shape[1:3], dtype).selection.label
+    line = (f"| {what} | {shape} {dtype} | {picked} | {auto.modelled_us:,.1f} | "
             f"{auto.roofline_us:,.1f} | {goal:,.1f} | {auto.modelled_us / goal:.2f} | {auto.efficiency:.0%} | "
             f"{public.modelled_us:,.1f} | {public.modelled_us / auto.modelled_us:.1f}x | {'yes' if ok else 'NO'} |")
     if candidates:

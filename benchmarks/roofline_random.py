@@ -7,7 +7,7 @@ Shapes are drawn per seed: batch 1-4, channels from masks (1) and images (3, 4) 
 sides 4..256, ratios around 2, 1.5, 4/3, 3, 4 up and 0.7, 0.5, 1/3 down (each side jittered by 10%), every machine
 dtype class. Per shape: the kernel auto picks, its modelled time, the goal (1.5 x roofline_us + the floor of one
 load then one store, as in roofline_panel.py), their ratio, and the best exact candidate's modelled time (so a miss
-reads as "dispatch picked wrong" or "no kernel is fast enough"). Every time is modelled by machine/cost.py.
+reads as "selection picked wrong" or "no kernel is fast enough"). Every time is modelled by machine/cost.py.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def main() -> int:
             if args.misses and ok:
                 continue
             best = best_candidate(i, o, dtype, target)
-            print(f"| {target} | {'x'.join(map(str, i))} -> {o[1]}x{o[2]} {dtype} | {auto.label.split(chr(39))[1]} | "
+            picked = rk.trace_resize(i, o[1:3], dtype).selection.label
+            print(f"| {target} | {'x'.join(map(str, i))} -> {o[1]}x{o[2]} {dtype} | {picked} | "
                   f"{auto.modelled_us:,.1f} | {goal:,.1f} | {ratio:.2f} | {best[0]} {best[1]:,.1f} | "
                   f"{'yes' if ok else 'NO'} |", flush=True)
     print(f"\n{met} of {total} random shapes meet the goal, worst {worst:.2f}x the goal (modelled; seed {args.seed}, "

@@ -55,7 +55,7 @@ X = np.zeros((1, 4, 4, 2), np.float32)
     (lambda: rk.resize_nearest(X.astype(np.complex64), (8, 8)), TypeError, "got complex64"),
     (lambda: rk.resize_nearest(X.tolist(), (8, 8)), TypeError, "requires a numpy array.*got list"),
     (lambda: rk.resize_nearest(torch.zeros(1, 4, 4, 2), (8, 8)), TypeError, "got Tensor; convert a torch tensor"),
-    (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'exact', 'seed'"),
+    (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'auto', 'rows', "),
     (lambda: rk.index_map((4,), (8, 8)), TypeError, "pair"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):

@@ -8,7 +8,6 @@ import pytest
 
 import resize_kernels
 import resize_kernels as rk
-from resize_kernels.kernels import forward_kernel_for
 from resize_kernels import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +31,7 @@ def test_demo_sets_the_seed_beside_ours_and_checks_bits(capsys):
     assert row(out, "wrong pixels at 30x20 -> 59x41") == ["10 of 2,419", "0 of 2,419"]
     trn2 = rk.cost((1, 30, 20, 1280), (1, 59, 38, 1280), target="trn2")
     assert row(out, "modelled time on trn2")[1] == f"{trn2.modelled_us:,.1f} us ({trn2.efficiency:.0%})"
-    picked = forward_kernel_for((1, 30, 20, 1280), (1, 59, 38, 1280))
+    picked = ours.selection.kernel
     first = next(line for line in ours.listing().splitlines() if line.startswith("   0  "))
     assert f"ours (auto: {picked})" in out and first.split("#")[0] in out  # the listing of ours, 5 instructions
     assert "Next:" in out and "resize-kernels verify --sweep 64" in out
@@ -102,12 +101,22 @@ def test_importing_the_package_loads_nothing_heavy():
     assert done.stdout.splitlines() == ["[]", "resize_kernels.api resize_kernels.verifier"], done.stderr
 
 
-def test_the_parser_choices_are_the_registries():
-    from resize_kernels.kernels import FORWARD_KERNELS, GRAD_KERNELS
+def test_the_parser_targets_are_the_cost_models():
     from resize_kernels.machine.cost import TARGETS
 
-    assert cli.KERNELS == tuple(sorted(FORWARD_KERNELS)) and cli.TARGETS == tuple(sorted(TARGETS))
-    assert cli.GRAD_KERNEL_NAMES == tuple(sorted(GRAD_KERNELS))
+    assert cli.TARGETS == tuple(sorted(TARGETS))
+
+
+@pytest.mark.parametrize("argv, op", [(["inspect", "--in", "1x4x4x1", "--out", "8x8"], "resize_nearest"),
+                                      (["verify", "--in", "1x4x4x1", "--out", "8x8", "--grad"],
+                                       "resize_nearest_grad")])
+def test_kernel_names_are_the_registered_kernels(argv, op, capsys):
+    """--kernel is checked against the records when the command runs (the parser imports no kernels)."""
+    from resize_kernels.kernels import names
+
+    assert cli.main([*argv, "--kernel", "nope"]) == 2
+    assert f"choose one of {', '.join(names(op))}" in capsys.readouterr().err
+    assert cli.main([*argv, "--kernel", names(op)[1]]) == 0
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["verify", "--in", "1x2x3"]])

@@ -125,10 +125,8 @@ def test_sweep_counts_pairs_a_kernel_does_not_take_apart(capsys):
 
 
 def test_sweep_without_kernel_sweeps_the_default_only(capsys):
-    from resize_kernels.kernels import DEFAULT_FORWARD
-
     code, out, _ = run(["verify", "--sweep", "5", "--jobs", "1"], capsys)
-    assert code == 0 and out.count("kernel ") == 2 and out.count(f"kernel {DEFAULT_FORWARD!r}, axis ") == 2
+    assert code == 0 and out.count("kernel ") == 2 and out.count("kernel 'auto', axis ") == 2
 
 
 # -- --plot is checked before the sweep starts ----------------------------------------------------------

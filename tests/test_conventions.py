@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import resize_kernels as rk
 from resize_kernels import semantics as S
 from resize_kernels.errors import InvalidTypeError, InvalidValueError
-from resize_kernels.kernels import FORWARD_KERNELS
+from resize_kernels.kernels.rows import resize_nearest_rows_kernel
 from resize_kernels.machine.simulator import Executable
 from resize_kernels.nki import trace
 
@@ -196,7 +196,7 @@ def test_the_rows_kernel_takes_tables_on_each_of_its_tilings(shape, out_hw):
     x = _labels(shape)
     want = S.convention_reference(x, out_hw, convention)
     for schedule in [None, ("whole", 2), ("balanced", 4)]:
-        program = trace(FORWARD_KERNELS["rows"], x, out_shape=(shape[0], *out_hw, shape[3]), schedule=schedule,
+        program = trace(resize_nearest_rows_kernel, x, out_shape=(shape[0], *out_hw, shape[3]), schedule=schedule,
                         convention=convention)
         assert program.constants and not any(i.opcode == "activation" for i in program.instructions)
         (y,) = Executable(program).run([x])

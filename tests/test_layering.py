@@ -101,3 +101,9 @@ def test_the_checker_sees_lazy_and_relative_imports(tmp_path):
     source = tmp_path / "cost.py"
     source.write_text("def f():\n    from ..api import cost\n    from . import cost as c\n")
     assert imports("resize_kernels.machine.cost", source, known) == {"resize_kernels.api"}
+
+
+def test_the_selection_stage_sits_between_the_compiler_and_the_kernels():
+    """Choosing a kernel is a stage of its own: the compiler and the API call it, and it calls the kernels."""
+    ranks = layers()
+    assert ranks["api"] < ranks["compiler"] < ranks["select"] < ranks["kernels"] < ranks["machine"]

@@ -7,7 +7,7 @@ import resize_kernels as rk
 from resize_kernels import api, errors, semantics
 from resize_kernels.machine import memory
 from resize_kernels.nki import TensorSpec, trace
-from resize_kernels.kernels import resize_nearest_fixed_dma_kernel
+from resize_kernels.kernels.baselines.seed_lowered import resize_nearest_fixed_dma_kernel
 
 from conftest import assert_bits_equal, random_data
 

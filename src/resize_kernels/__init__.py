@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 _PUBLIC = {"resize_nearest": "api", "resize_nearest_grad": "api", "index_map": "api", "trace_resize": "api",
            "trace_resize_grad": "api", "compile_hlo": "api", "cost": "api", "verify": "verifier"}
 _SUBMODULES = ("api", "cli", "compiler", "contract", "errors", "frontends", "kernels", "machine", "nki", "runtime",
-               "semantics", "verifier")
+               "select", "semantics", "verifier")
 __all__ = list(_PUBLIC)
 
 

@@ -1,8 +1,9 @@
 """The public entry points: resize, its gradient, their Programs and modelled cost; traced Programs cached.
 
 Each entry point checks its arguments against the op's one contract
-(``contract.py``), picks a kernel variant by name and runs or costs its
-Program; the forward op and its gradient share every step (``_OPS``).
+(``contract.py``), has the selection stage (``select.py``) trace the named
+kernel or choose one, and runs or costs its Program; the forward op and its
+gradient share every step.
 """
 
 from __future__ import annotations
@@ -14,36 +15,28 @@ import threading
 
 import numpy as np
 
-from . import contract, semantics
+from . import contract, select, semantics
 from .compiler.hlo import Shape, custom_call_module
 from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
 from .compiler.pipeline import compile_module
 from .errors import InvalidTypeError, InvalidValueError, ResourceError
-from .kernels import (CONVENTION_KERNELS, DEFAULT_FORWARD, DEFAULT_GRAD, FORWARD_KERNELS, GRAD_CONVENTION_KERNELS,
-                      GRAD_KERNELS, forward_kernel_for, kernel_schedule)
-from .kernels.dispatch import candidate_times, convention_variant
+from . import kernels
+from .kernels import AUTO, FORWARD, GRAD
 from .machine.cost import CostReport, program_cost, target_params
 from .machine.isa import Program
 from .machine.memory import check_host_memory
 from .machine.simulator import Executable
-from .nki import TensorSpec, trace
 from .runtime import LoadedModule, load
 
-#: op -> (its kernels by variant name, the default variant, the keyword the kernel takes the other shape by)
-_OPS = {"resize_nearest": (FORWARD_KERNELS, DEFAULT_FORWARD, "out_shape"),
-        "resize_nearest_grad": (GRAD_KERNELS, DEFAULT_GRAD, "in_shape")}
-
-
 def kernel_variant(op: str, kernel: str | None, also: tuple = ()) -> str:
-    """The registered kernel variant of ``op`` ("resize_nearest" or "resize_nearest_grad") that ``kernel`` names.
+    """The name ``kernel`` gives for ``op`` ("resize_nearest" or "resize_nearest_grad"): a registered kernel, or
+    "auto" (None), the selection stage's choice per shape.
 
     ``also``: other names the caller accepts, listed among the choices in the error.
     """
-    kernels, default, _ = _OPS[op]
-    name = default if kernel is None else kernel
-    if not isinstance(name, str) or name not in kernels:
-        raise InvalidValueError(f"{op} has no kernel {kernel!r}; choose one of {', '.join(map(repr, [*kernels, *also]))}")
+    name = AUTO if kernel is None else kernel
+    kernels.record(op, name, also)  # checks it
     return name
 
 
@@ -124,13 +117,11 @@ CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize")
 
 def _trace(op: str, shape: tuple, other: tuple, dtype: np.dtype, name: str, convention=None,
            sources: bool = True) -> Program:
-    kernels, _, keyword = _OPS[op]
-    extra = {} if convention is None else {"convention": convention}  # None: the compiler's map
     try:
-        return trace(kernels[name], TensorSpec(shape, dtype), sources=sources, **{keyword: other}, **extra)
+        return select.program(op, name, shape, other, dtype, convention, sources)
     except ResourceError as error:
         hint = "; the default kernel 'auto' traces a bounded number of instructions for every shape" \
-            if op == "resize_nearest" and name != DEFAULT_FORWARD else ""
+            if op == FORWARD and name != AUTO else ""
         raise ResourceError(f"{op} kernel {name!r} for {shape} -> {other}: {error}{hint}") from None
 
 
@@ -153,7 +144,7 @@ def trace_resize(in_shape, out_hw, dtype="float32", kernel: str | None = None, c
     each shape once (a sweep), where a full cache only costs memory and GC time;
     such a caller may also skip the listing's source lines (``sources=False``).
     ``convention``: the index convention (``semantics.IndexConvention``; None:
-    the compiler's), for the kernels in ``kernels.CONVENTION_KERNELS``.
+    the compiler's), for the kernels in ``kernels.convention_names``.
     """
     shape, other = _shapes("resize_nearest", in_shape, out_hw)
     name = kernel_variant("resize_nearest", kernel)
@@ -199,10 +190,10 @@ def _check_convention(what: str, convention, name: str, shape: tuple, other: tup
                                f"got {type(convention).__name__}")
     if convention.is_default:
         return None
-    kernels = GRAD_CONVENTION_KERNELS if grad else CONVENTION_KERNELS
-    if name not in kernels:
+    takes = kernels.convention_names(GRAD if grad else FORWARD)
+    if name not in takes:
         raise InvalidValueError(f"{what} kernel {name!r} computes the compiler's map on chip; "
-                                f"{convention.describe()} requires one of {', '.join(map(repr, kernels))}")
+                                f"{convention.describe()} requires one of {', '.join(map(repr, takes))}")
     ins, outs = (other, shape) if grad else (shape, other)
     for k, (i, o) in enumerate(zip(ins[1:3], outs[1:3])):
         semantics.axis_index(i, o, convention, k)  # a scale must give this size (raises, naming the fix)
@@ -288,20 +279,11 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     convention = _check_convention("cost", convention, name, in_shape, out_shape)
     program = trace_resize(in_shape, out_shape[1:3], dtype, name, convention=convention)
     shapes = "x".join(map(str, in_shape)) + " -> " + "x".join(map(str, out_shape))
-    notes, candidates = [], None
-    itemsize = program.inputs[0].dtype.itemsize
-    if name == "auto" and convention is not None:
-        name = convention_variant(in_shape, out_shape, itemsize)
-        notes.append("auto's pick for " + convention.describe())
-    elif name == "auto":
-        name, candidates = forward_kernel_for(in_shape, out_shape, itemsize), candidate_times(in_shape, out_shape,
-                                                                                              itemsize)
-        notes.append("auto's pick")
-    schedule = kernel_schedule(name, in_shape, out_shape, itemsize)
-    notes += [f"schedule: {schedule}"] if schedule else []
-    note = f" ({'; '.join(notes)})" if notes else ""
-    report = program_cost(program, target, label=f"kernel {name!r}{note}, {shapes} {dtype}")
-    report.candidates = candidates
+    chosen = program.selection
+    pick = f"{chosen.label}, auto's pick" if name == AUTO else chosen.label
+    where = f" for {convention.describe()}" if convention is not None else ""
+    report = program_cost(program, target, label=f"kernel {pick}{where}, {shapes} {dtype}")
+    report.notes = tuple(str(chosen).splitlines()) if name == AUTO or len(chosen.candidates) > 1 else ()
     report.roofline_us = roofline_bytes(in_shape, out_shape, program.inputs[0].dtype.itemsize, convention) / (
         report.params.peak_dma_gbps * 1e3)
     return report
@@ -336,7 +318,7 @@ def resize_nearest_grad(dy: np.ndarray, in_size, kernel: str | None = None, *,
     ``kernel``: "reduce_window" runs the compiler's integer path (a one-call
     module whose ResizeNearestGrad canonicalizes to reduce-window), which
     requires block ratios: each axis of dy k times the input's, with the
-    float32 forward map ``o // k``; "general" (kernels.GRAD_KERNELS) forces the
+    float32 forward map ``o // k``; "general" (``kernels.names``) forces the
     gradient kernel, for any ratio; None picks "reduce_window" for block
     ratios, else "general". Both agree with the reference bit for bit. Modules
     and Programs are built once per (shape, size, dtype, path) and cached.
@@ -352,7 +334,7 @@ def resize_nearest_grad(dy: np.ndarray, in_size, kernel: str | None = None, *,
         if kernel == REDUCE_WINDOW:
             raise InvalidValueError(f"resize_nearest_grad kernel='reduce_window' is the compiler's path for its own "
                                     f"map; {convention.describe()} requires a gradient kernel: "
-                                    f"{', '.join(map(repr, GRAD_KERNELS))} or None")
+                                    f"{', '.join(map(repr, kernels.names(GRAD)))} or None")
         name = kernel_variant(op, kernel, also=(REDUCE_WINDOW,))
         convention = _check_convention(op, convention, name, shape, other, grad=True)
         return executable(op, shape, other, dtype, name, convention).run([dy])[0]

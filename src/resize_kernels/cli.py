@@ -20,11 +20,12 @@ from .errors import InvalidValueError, ResizeKernelsError
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
-#: The parser's choices, written out so that building it imports no numpy (tests/test_cli.py keeps them equal to
-#: kernels.FORWARD_KERNELS, kernels.GRAD_KERNELS and machine.cost.TARGETS).
-KERNELS = ("auto", "batched", "exact", "public", "rowreuse", "rows", "seed", "sourcerows", "strided", "twopass")
-GRAD_KERNEL_NAMES = ("auto", "general", "rows")
+#: The targets, written out so that building the parser imports no numpy (tests/test_cli.py keeps them equal to
+#: machine.cost.TARGETS). Kernel names are checked against the registered kernels when a command runs
+#: (``_check_kernel``), so that ``--help`` needs no import either.
 TARGETS = ("trn1", "trn2")
+#: How --kernel is described.
+KERNEL_HELP = "a kernel's name, or auto (the default: chosen per shape); a name it does not know lists the others"
 #: Set to 1 to see the traceback of an error instead of its one-line message.
 DEBUG_ENV = "RESIZE_KERNELS_DEBUG"
 #: ``compile`` reads at most this much of a file: module dumps are far smaller, and /dev/zero is no module.
@@ -37,14 +38,14 @@ def _demo(args) -> int:
 
     from . import semantics
     from .api import cost, executable, kernel_variant, trace_resize
-    from .kernels import forward_kernel_for
     from .machine.memory import check_host_memory
     from .verifier import verify
 
     in_shape = (args.batch, *SD2_IN[1:])
     out_shape = (args.batch, *SD2_OUT, SD2_IN[3])
     kernels = ["seed", kernel_variant("resize_nearest", args.kernel)]
-    ours = kernels[1] if kernels[1] != "auto" else f"auto: {forward_kernel_for(in_shape, out_shape)}"
+    ours = kernels[1] if kernels[1] != "auto" else \
+        f"auto: {trace_resize(in_shape, SD2_OUT, 'float32', 'auto').selection.kernel}"
     print("The Stable Diffusion 2 inpainting UNet upsample (936x624 image: NHWC float32 "
           f"{'x'.join(map(str, in_shape))} -> {'x'.join(map(str, out_shape))}),\nthrough the Neuron compiler's "
           f"kernel (seed) and ours ({ours}), each traced into a Program of NeuronCore\ninstructions and run on the "
@@ -348,8 +349,8 @@ def _add_compile_command(sub) -> None:
     comp.add_argument("file", type=Path, metavar="FILE", help="the module: .hlo, .mlir or .pb (by content)")
     comp.add_argument("--run", action="store_true",
                       help="run it on seeded random inputs and check every ResizeNearest against the reference")
-    comp.add_argument("--kernel", choices=KERNELS, default=None,
-                      help="forward kernel variant for ResizeNearest (default: the default kernel)")
+    comp.add_argument("--kernel", default=None, metavar="NAME", help="the forward kernel for ResizeNearest: "
+                      + KERNEL_HELP)
     comp.add_argument("--seed", type=_non_negative, default=0, help="seed of the random inputs (default 0)")
     comp.add_argument("--extended-modes", action="store_true",
                       help="lower ResizeNearest calls with align_corners or half_pixel_centers (rejected by default, "
@@ -387,7 +388,7 @@ def _add_inspect_command(sub) -> None:
     ins.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
     ins.add_argument("--out", dest="out_shape", type=_out_shape, required=True, metavar="NxHxWxC",
                      help="output shape (or HxW: --in's batch and channels)")
-    ins.add_argument("--kernel", choices=KERNELS, default=None, help="kernel variant (default: the default kernel)")
+    ins.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP)
     ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
     ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
                      help="instructions of the schedule and the listing to print (default 40)")
@@ -414,8 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "DMAs, modelled times on trn1 and trn2, run both on the simulator and check "
                                       "them bit for bit (against the reference, and F.interpolate when torch is "
                                       "installed), and count the seed's wrong pixels on a width it gets wrong.")
-    demo.add_argument("--kernel", choices=KERNELS, default=None,
-                      help="our kernel to set beside the seed (default: the default kernel)")
+    demo.add_argument("--kernel", default=None, metavar="NAME", help="ours, to set beside the seed: " + KERNEL_HELP)
     demo.add_argument("--batch", type=_positive, default=SD2_IN[0], help="batch size (default 10)")
     demo.add_argument("--listing", type=_non_negative, default=0, metavar="N",
                       help="also print the first N instructions of our kernel's program (default 0)")
@@ -429,9 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--in", dest="in_shape", type=_shape, metavar="NxHxWxC", help="input shape")
     ver.add_argument("--out", dest="out_shape", type=_out_shape, metavar="NxHxWxC",
                      help="output shape (or HxW: --in's batch and channels)")
-    ver.add_argument("--kernel", choices=sorted(set(KERNELS + GRAD_KERNEL_NAMES)), default=None,
-                     help="kernel variant (default: the default kernel, also with --sweep; with --grad, the "
-                          "default gradient kernel)")
+    ver.add_argument("--kernel", default=None, metavar="NAME",
+                     help=KERNEL_HELP + " (with --grad, a gradient kernel's)")
     ver.add_argument("--grad", action="store_true",
                      help="verify the gradient kernel instead: dx bit for bit against the reference gradient, "
                           "for the forward resize --in -> --out (or every pair of the sweep)")
@@ -478,6 +477,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_kernel(args) -> str | None:
+    """The usage error of a --kernel that names no registered kernel of the command's op, else None."""
+    name = getattr(args, "kernel", None)
+    if name is None:
+        return None
+    from .kernels import FORWARD, GRAD, names
+
+    grad = getattr(args, "grad", False)
+    known = names(GRAD if grad else FORWARD)
+    if name in known:
+        return None
+    return (f"--kernel {name!r} is no {'gradient ' if grad else ''}kernel; choose one of "
+            f"{', '.join(known)}")
+
+
 def _usage(args, message: str) -> int:
     print(f"resize-kernels {args.command}: {message}", file=sys.stderr)
     return 2
@@ -520,7 +534,8 @@ def main(argv=None) -> int:
                 parser.print_help()
                 return 2
             _with_input_batch_and_channels(args)
-            return _run(args)
+            bad = _check_kernel(args)
+            return _run(args) if bad is None else _usage(args, bad)
         finally:
             sys.stdout.flush()  # a reader that went away (| head) shows here, not at exit
     except BrokenPipeError:

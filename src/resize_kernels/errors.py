@@ -24,6 +24,10 @@ class ResourceError(ResizeKernelsError, ValueError):
     """A request beyond a stated budget: host memory for a simulation, instructions for a trace, input size."""
 
 
+class InstructionBudgetError(ResourceError):
+    """A trace that would emit more instructions than its budget (the tracer stops it there)."""
+
+
 class NotSimulatedError(ResizeKernelsError, AttributeError):
     """An NKI name (``nl.xyz``, ``nisa.xyz``) that the simulator does not provide; an AttributeError, so that
     ``hasattr`` and ``from ... import`` behave as for any missing name."""

@@ -30,11 +30,11 @@ from . import contract, semantics
 from .api import kernel_variant, named_convention, nhwc_out_shape, trace_resize, trace_resize_grad
 from .display import html_table as _html_table
 from .errors import InvalidValueError, ResizeKernelsError
+from .kernels import FORWARD, GRAD
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
 
 MAX_LISTED = 10
-FORWARD, GRAD = "resize_nearest", "resize_nearest_grad"
 #: File formats ``plot_failures`` writes, by file name suffix.
 PLOT_FORMATS = ("png", "pdf", "svg")
 

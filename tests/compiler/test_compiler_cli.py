@@ -12,7 +12,8 @@ def test_compile_prints_the_lowered_module_and_its_program(capsys):
     out = capsys.readouterr().out
     assert "custom-call.3 = f32[1,38,59,1280]{3,2,1,0} InternalNativeNkiKernel(transpose.2), " \
            'kernel_name="ResizeNearest"' in out
-    assert "// custom-call.3: kernel ResizeNearest, traced into\n//   program resize_nearest_auto_kernel: " in out
+    assert "// custom-call.3: kernel ResizeNearest, traced into\n//   program resize_nearest_" in out
+    assert "//     chosen:    sourcerows (column chunks x" in out and ", the fastest of " in out
     assert "bit-identical" not in out
 
 

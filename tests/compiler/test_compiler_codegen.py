@@ -11,6 +11,8 @@ from resize_kernels.compiler.hlo import parse_hlo_module
 from resize_kernels.compiler.passes import lower_resize_nearest
 from resize_kernels import compile_hlo
 from resize_kernels.compiler.registry import _get_resize_args, registry, with_forward_kernel
+from resize_kernels.kernels import FORWARD, record
+from resize_kernels.kernels.rows import resize_nearest_rows_kernel
 from resize_kernels.nki.tensor import NkiTensor
 
 from hlo_texts import custom_call_module, resize_module
@@ -23,7 +25,8 @@ def lowered(text):
 
 
 def test_get_resize_args_receives_the_instruction_and_the_kernel_gets_one_operand(monkeypatch):
-    """A spy on the registry entry: what codegen hands the builder and what the kernel is traced with."""
+    """A spy on the registry entry (a kernel function in place of the selection stage): what codegen hands the
+    builder and what the kernel is traced with."""
     config = registry["ResizeNearest"]
     built, traced = [], []
 
@@ -32,10 +35,10 @@ def test_get_resize_args_receives_the_instruction_and_the_kernel_gets_one_operan
         built.append((inst, extra_kw))
         return extra_kw
 
-    @functools.wraps(config.kernel_func)
+    @functools.wraps(resize_nearest_rows_kernel)
     def spy_kernel(*args, **kwargs):
         traced.append((args, kwargs))
-        return config.kernel_func(*args, **kwargs)
+        return resize_nearest_rows_kernel(*args, **kwargs)
 
     monkeypatch.setitem(registry, "ResizeNearest",
                         dataclasses.replace(config, kernel_func=spy_kernel, additional_args_builder=spy_builder))
@@ -50,16 +53,17 @@ def test_get_resize_args_receives_the_instruction_and_the_kernel_gets_one_operan
     assert len(args) == 1 and isinstance(args[0], NkiTensor)
     assert args[0].shape == (1, 20, 30, 16) and args[0].dtype == np.dtype("bfloat16")
     assert kwargs == {"out_shape": (1, 38, 59, 16)}
-    assert compiled.programs[kernel].name == "resize_nearest_auto_kernel"
+    assert compiled.programs[kernel].name == "resize_nearest_rows_kernel"
     assert [t.name for t in compiled.programs[kernel].inputs] == ["data_tensor"]
 
 
 def test_one_program_per_kernel_instruction_traced_with_the_chosen_variant():
     module = lowered(resize_module("new"))
     kernel = module.entry.instruction("upsample_nearest2d.1")
-    assert {inst: p.name for inst, p in codegen(module, registry).items()} == {kernel: "resize_nearest_auto_kernel"}
+    (program,) = codegen(module, registry).values()
+    assert program.name == record(FORWARD, program.selection.kernel).function.__name__
     seed = codegen(module, with_forward_kernel("seed"))
-    assert seed[kernel].name == "resize_nearest_fixed_dma_kernel"
+    assert seed[kernel].name == "resize_nearest_fixed_dma_kernel" and seed[kernel].selection.rule == "named"
     assert [t.shape for t in seed[kernel].outputs] == [(1, 38, 59, 8)]
 
 
@@ -90,14 +94,14 @@ def test_a_kernel_that_rejects_its_shapes_is_reported_for_the_instruction():
     module = kernel_module("f32[1,4,4,8]", "f32[1,8,8,16]")  # not validated: written directly as a kernel call
     with pytest.raises(CodegenError) as info:
         codegen(module, registry)
-    assert str(info.value).startswith("InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) cannot be traced: "
-                                      "resize_nearest_auto_kernel requires equal batch and channels")
+    assert str(info.value).startswith("InternalNativeNkiKernel 'rn' (auto) cannot be traced: "
+                                      "resize_nearest requires equal batch and channels")
 
 
 def test_operands_must_be_arrays_of_a_machine_element_type():
     with pytest.raises(CodegenError) as info:
         codegen(kernel_module("f64[1,4,4,8]", "f64[1,8,8,8]"), registry)
-    assert str(info.value) == ("InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) requires array operands "
+    assert str(info.value) == ("InternalNativeNkiKernel 'rn' (auto) requires array operands "
                                "of a NeuronCore element type (s8, s16, s32, u8, u16, u32, f16, bf16, f32), got p0 of shape "
                                "f64[1,4,4,8]")
 
@@ -106,7 +110,7 @@ def test_too_few_operands():
     module = kernel_module("f32[1,4,4,8]", "f32[1,8,8,8]", operands=0)
     with pytest.raises(CodegenError) as info:
         codegen_internal_native_nki_kernel(module.entry.root, registry)
-    assert str(info.value) == "InternalNativeNkiKernel 'rn' (resize_nearest_auto_kernel) requires 1 operand(s), got 0"
+    assert str(info.value) == "InternalNativeNkiKernel 'rn' (auto) requires 1 operand(s), got 0"
 
 
 def test_codegen_error_is_a_value_error():

@@ -18,7 +18,8 @@ from resize_kernels.compiler.passes import (ValidationError, average_pool_resize
                                             canonicalize_resize_grad, inline_calls, lower_resize_nearest,
                                             lower_resize_nearest_grad, validate_resize)
 from resize_kernels.compiler.pipeline import PASSES
-from resize_kernels.kernels import resize_nearest_grad_auto_kernel
+from resize_kernels.kernels import GRAD as GRAD_OP
+from resize_kernels.select import Selected
 
 from conftest import assert_bits_equal
 from hlo_texts import NUMPY_DTYPES, ROOT, ZERO_ZERO, custom_call_module
@@ -70,7 +71,8 @@ def test_other_ratios_become_the_gradient_kernel():
     compiled = compile_hlo(grad_module(*SD2))
     printed = str(compiled)
     assert '  ROOT rn = f32[1,30,20,8] InternalNativeNkiKernel(p0), kernel_name="ResizeNearestGrad"\n' in printed
-    assert "\n// rn: kernel ResizeNearestGrad, traced into\n//   program resize_nearest_grad_auto_kernel: " in printed
+    assert "\n// rn: kernel ResizeNearestGrad, traced into\n//   program resize_nearest_grad_rows_kernel: " in printed
+    assert "//     chosen:    rows, the first that fits, by rank" in printed
     assert "reduce-window" not in printed
 
 
@@ -270,7 +272,7 @@ def test_only_the_forward_calls_of_the_training_module_call_get_resize_args(resi
 
 def test_the_gradient_kernel_has_its_own_registry_entry():
     config = reg.registry["ResizeNearestGrad"]
-    assert config == reg.InternalKernelConfig(kernel_func=resize_nearest_grad_auto_kernel, operand_count=1,
+    assert config == reg.InternalKernelConfig(kernel_func=Selected(GRAD_OP), operand_count=1,
                                               additional_args_builder=reg._get_resize_grad_args)
     call = parse_hlo_module(grad_module(*SD2)).entry.root
     assert reg._get_resize_grad_args(call) == {"in_shape": (1, 30, 20, 8)}
@@ -299,7 +301,7 @@ def test_reduce_window_refuses_other_ratios(rng):
     with pytest.raises(ValueError, match=r"kernel='reduce_window' requires .* got dy \(59, 38\) for input "
                                          r"\(30, 20\); use kernel='general'"):
         rk.resize_nearest_grad(small_ints(rng, (1, 59, 38, 2), np.float32), (30, 20), kernel="reduce_window")
-    with pytest.raises(ValueError, match="no kernel 'pool'; choose one of 'auto', 'general', 'rows', 'reduce_window'"):
+    with pytest.raises(ValueError, match="no kernel 'pool'; choose one of 'auto', 'rows', 'general', 'reduce_window'"):
         rk.resize_nearest_grad(small_ints(rng, (1, 8, 8, 2), np.float32), (4, 4), kernel="pool")
 
 

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import semantics
-from resize_kernels.kernels import DEFAULT_FORWARD, FORWARD_KERNELS, resize_nearest_exact_kernel
+from resize_kernels.kernels import FORWARD, record
+from resize_kernels.kernels.baselines.exact import resize_nearest_exact_kernel
 from resize_kernels.kernels.dma import CHUNK_BYTES
 from resize_kernels.nki.language import ROTATING_BUFFERS
 from resize_kernels.nki import TensorSpec, trace
@@ -16,9 +17,9 @@ from resize_kernels.verifier import verify
 from conftest import DTYPES, assert_bits_equal, random_data
 
 
-def test_stays_selectable_and_the_default_is_exact_too():
-    assert FORWARD_KERNELS["exact"] is resize_nearest_exact_kernel
-    assert DEFAULT_FORWARD == "auto"  # exact for every shape as well (tests/kernels/test_fast_kernels.py)
+def test_stays_selectable_as_a_baseline():
+    exact = record(FORWARD, "exact")
+    assert exact.function is resize_nearest_exact_kernel and exact.rank is None and exact.conventions
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,4 +1,4 @@
-"""The faster kernels (batched, rowreuse, strided, twopass) and the "auto" default: exact, cheaper, chosen per shape."""
+"""The faster kernels (batched, rowreuse, strided, twopass) and the default: exact, and cheaper than the baselines."""
 
 import numpy as np
 import pytest
@@ -7,13 +7,8 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import semantics
-from resize_kernels.kernels.batched import batched_dma_count
-from resize_kernels.kernels.dispatch import SMALL_OUTPUT_BYTES, candidate_times
-from resize_kernels.kernels.plan import plan_resize
-from resize_kernels.kernels import (
-    DEFAULT_FORWARD, FORWARD_KERNELS, forward_kernel_for, resize_nearest_auto_kernel, resize_nearest_batched_kernel,
-    resize_nearest_row_reuse_kernel, resize_nearest_strided_kernel,
-)
+from resize_kernels.kernels import FORWARD, record
+from resize_kernels.kernels.batched import resize_nearest_batched_kernel
 from resize_kernels.semantics import integer_ratio
 from resize_kernels.kernels.dma import CHUNK_BYTES
 from resize_kernels.nki.language import ROTATING_BUFFERS
@@ -94,7 +89,7 @@ def test_more_than_2_24_output_pixels_is_exact():
 def test_channels_far_beyond_sbuf_are_chunked(kernel, out_hw, rng):
     c = 200_000  # 800 KB of float32 per pixel: four times a partition's SBUF
     x = random_data(rng, (1, 2, 3, c), np.float32)
-    program = trace(FORWARD_KERNELS[kernel], x, out_shape=(1, *out_hw, c))
+    program = trace(record(FORWARD, kernel).function, x, out_shape=(1, *out_hw, c))
     assert program.sbuf_high_water <= ROTATING_BUFFERS * (CHUNK_BYTES + 4096)  # a chunk's tiles, double-buffered
     check(x, out_hw, kernel)
 
@@ -106,63 +101,7 @@ def test_row_reuse_tiles_split_rows_and_batches(in_h, out_h, rng):
     check(x, (out_h, 5), "rowreuse")
 
 
-# -- the dispatch and what it buys ------------------------------------------------------------------
-
-DISPATCH_SHAPES = [  # (NHWC in, NHWC out, itemsize): every output at least SMALL_OUTPUT_BYTES
-    ((8, 64, 64, 256), (8, 128, 128, 256), 4),
-    ((8, 192, 192, 256), (8, 64, 64, 256), 4),
-    ((2, 30, 20, 1280), (2, 59, 38, 1280), 2),
-    ((2, 15, 10, 1280), (2, 30, 20, 1280), 2),
-    ((1, 300, 4, 64), (1, 1000, 7, 64), 4),
-    ((4, 100, 100, 128), (4, 70, 70, 128), 2),
-    ((1, 256, 256, 3), (1, 511, 383, 3), 1),
-    ((2, 512, 3, 64), (2, 99, 25, 64), 4),
-]
-
-
-@pytest.mark.parametrize("in_shape, out_shape, itemsize", DISPATCH_SHAPES)
-def test_auto_picks_the_candidate_with_the_lowest_modelled_time(in_shape, out_shape, itemsize):
-    times = candidate_times(in_shape, out_shape, itemsize)
-    assert {"rows", "twopass"} <= times.keys()  # within the budget on these shapes
-    assert ("strided" in times) == (plan_resize(in_shape, out_shape).integer_ratios is not None)
-    picked = forward_kernel_for(in_shape, out_shape, itemsize)
-    assert times[picked] == min(times.values())
-    dtype = {1: "uint8", 2: "float16", 4: "float32"}[itemsize]
-    for name in times:  # the times dispatch compares are the candidates' own modelled times
-        assert times[name] == pytest.approx(rk.cost(in_shape, out_shape, kernel=name, dtype=dtype).modelled_us)
-    assert rk.cost(in_shape, out_shape, dtype=dtype).modelled_us == pytest.approx(times[picked])
-
-
-def test_small_outputs_take_rows_without_tracing_the_others():
-    assert candidate_times((1, 30, 20, 4), (1, 59, 38, 4)) == {}  # 36 KB of output: below SMALL_OUTPUT_BYTES
-    assert forward_kernel_for((1, 30, 20, 4), (1, 59, 38, 4)) == "rows"
-    assert 59 * 38 * 4 * 4 < SMALL_OUTPUT_BYTES
-    assert candidate_times((1, 30, 20, 8), (1, 59, 38, 8)) != {}  # 72 KB: compared
-
-
-@pytest.mark.parametrize("in_shape, out_shape", [((1, 300, 3, 1), (1, 256, 1, 1)), ((1, 255, 8, 3), (1, 99, 5, 3)),
-                                                 ((4, 100, 100, 128), (4, 70, 70, 128))])
-def test_batched_dma_count_is_the_kernels_own(in_shape, out_shape):
-    plan = plan_resize(in_shape, out_shape)
-    program = rk.trace_resize(in_shape, out_shape[1:3], kernel="batched")
-    assert batched_dma_count(plan, 4) == len(program.dmas())  # the count dispatch budgets with
-
-
-def test_auto_is_the_default_and_every_variant_stays_selectable():
-    assert DEFAULT_FORWARD == "auto" and FORWARD_KERNELS["auto"] is resize_nearest_auto_kernel
-    assert {"exact", "seed", "public", "strided", "rowreuse", "batched"} <= set(FORWARD_KERNELS)
-    assert FORWARD_KERNELS["strided"] is resize_nearest_strided_kernel
-    assert FORWARD_KERNELS["rowreuse"] is resize_nearest_row_reuse_kernel
-    from resize_kernels.compiler.registry import registry
-    assert registry["ResizeNearest"].kernel_func is resize_nearest_auto_kernel
-
-
-def test_auto_traces_to_the_chosen_kernel():
-    spec = TensorSpec(SD2_IN, np.dtype("float32"))
-    auto = trace(resize_nearest_auto_kernel, spec, out_shape=SD2_OUT)
-    chosen = trace(FORWARD_KERNELS[forward_kernel_for(SD2_IN, SD2_OUT)], spec, out_shape=SD2_OUT)
-    assert [i.listing() for i in auto.instructions] == [i.listing() for i in chosen.instructions]
-
+# -- what the default buys -------------------------------------------------------------------------
 
 def test_sd2_default_uses_fewer_instructions_and_dmas_and_moves_fewer_bytes():
     default = rk.trace_resize(SD2_IN, SD2_OUT[1:3])

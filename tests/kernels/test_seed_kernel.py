@@ -7,7 +7,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from resize_kernels import semantics
-from resize_kernels.kernels import resize_nearest_fixed_dma_kernel
+from resize_kernels.kernels.baselines.seed_lowered import resize_nearest_fixed_dma_kernel
 from resize_kernels.machine.errors import OutOfBoundsError
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import TensorSpec, trace

@@ -1,4 +1,4 @@
-"""The two-pass kernel, and the default's bound on tracing: no shape makes "auto" trace for long."""
+"""The two-pass kernel (the default's fallback), and the default's bound on tracing: no shape traces for long."""
 
 import time
 
@@ -7,8 +7,7 @@ import pytest
 
 import resize_kernels as rk
 from resize_kernels import semantics
-from resize_kernels.kernels import forward_kernel_for
-from resize_kernels.kernels.dispatch import ROW_REUSE_MAX_DMAS, candidate_times
+from resize_kernels import select
 from resize_kernels.kernels.dma import CHUNK_BYTES
 
 from conftest import DTYPES, assert_bits_equal, random_data
@@ -38,9 +37,19 @@ def test_channels_beyond_a_chunk_are_cut(rng):
     assert_bits_equal(rk.resize_nearest(x, (3, 5), kernel="twopass"), semantics.resize_nearest_reference(x, (3, 5)))
 
 
-def test_auto_never_takes_rowreuse_past_its_dma_budget():
-    assert "rowreuse" not in candidate_times((1, 1000, 1000, 3), (1, 1501, 1501, 3), 4)  # repeats 2, 1, 2: 190k stores
-    assert forward_kernel_for((1, 1000, 1000, 3), (1, 1501, 1501, 3)) in ("rows", "sourcerows")
+@pytest.mark.parametrize("dtype", ["float32", "uint8"])
+def test_takes_any_convention_as_tables(dtype, rng):
+    x = random_data(rng, (2, 9, 13, 3), np.dtype(dtype))
+    for convention in semantics.conventions()[::3]:
+        got = rk.resize_nearest(x, (20, 7), kernel="twopass", convention=convention)
+        assert_bits_equal(got, semantics.convention_reference(x, (20, 7), convention))
+
+
+def test_the_default_never_takes_rowreuse_past_the_candidates_budget():
+    selection = rk.trace_resize((1, 1000, 1000, 3), (1501, 1501)).selection  # repeats 2, 1, 2: 190k stores
+    (rowreuse,) = [c for c in selection.candidates if c.kernel == "rowreuse"]
+    assert rowreuse.reason == f"more than {select.CANDIDATE_INSTRUCTIONS:,} instructions"
+    assert selection.kernel in ("rows", "sourcerows")
 
 
 # The default's tracing budget: for every accepted shape up to 16384 x 16384 outputs, at most this many instructions
@@ -67,6 +76,6 @@ def test_the_default_traces_a_bounded_program_for_any_shape(in_shape, out_shape)
     # 75 s on the 100x100x128 -> 3001x3001 shape with two other jobs on the 2 cores)
 
 
-def test_rowreuse_is_taken_only_within_its_dma_budget():
+def test_rowreuse_named_traces_past_the_candidates_budget():
     program = rk.trace_resize((1, 1000, 1000, 3), (1501, 1501), kernel="rowreuse")
-    assert len(program.dmas()) > ROW_REUSE_MAX_DMAS  # the shape auto sends to twopass: rowreuse would be slow
+    assert len(program.dmas()) > select.CANDIDATE_INSTRUCTIONS  # why the default skips it: it would be slow

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from resize_kernels import cli
-from resize_kernels.kernels import GRAD_KERNELS, grad as grad_module
+from resize_kernels.kernels import KernelRecord, grad as grad_module, registration
 from resize_kernels.nki import isa as nisa
 from resize_kernels.nki import language as nl
 from resize_kernels.verifier import GRAD, SweepResult, sweep, verify_grad
@@ -36,7 +36,8 @@ def broken_grad_kernel(dy_tensor, in_shape):
 
 @pytest.fixture
 def broken(monkeypatch):
-    monkeypatch.setitem(GRAD_KERNELS, "broken", broken_grad_kernel)
+    monkeypatch.setitem(registration._RECORDS, (GRAD, "broken"),
+                        KernelRecord("broken", GRAD, broken_grad_kernel, rank=None))
     return "broken"
 
 
@@ -70,8 +71,8 @@ def test_cli_sweeps_the_gradient(capsys):
     assert "gradient kernel 'auto', axis w: 25 (in, out) pairs in 1..5: all exact" in out
     assert cli.main(["verify", "--in", "1x3x4x2", "--out", "1x5x6x2", "--grad"]) == 0
     assert "input-gradient pixels checked" in capsys.readouterr().out
-    assert cli.main(["verify", "--sweep", "5", "--grad", "--kernel", "rowreuse"]) == 1
-    assert "resize_nearest_grad has no kernel 'rowreuse'; choose one of 'auto', 'general', 'rows'" in capsys.readouterr().err
+    assert cli.main(["verify", "--sweep", "5", "--grad", "--kernel", "rowreuse"]) == 2  # a usage error
+    assert "--kernel 'rowreuse' is no gradient kernel; choose one of auto, rows, general" in capsys.readouterr().err
 
 
 def test_sweep_rejects_an_unknown_op():

@@ -161,7 +161,7 @@ def test_operators_emit_what_the_nl_functions_emit(symbol):
 
 
 def test_sample_expression_matches_the_public_kernel_form():
-    """src_h_idx * in_w + src_w_idx is nl.add(nl.multiply(h, in_w, dtype=int32), w, dtype=int32), as kernels/vision."""
+    """src_h_idx * in_w + src_w_idx is nl.add(nl.multiply(h, in_w, dtype=int32), w, dtype=int32), as kernels/baselines/public_sample.py."""
     h, w = np.arange(8, dtype=np.int32).reshape(8, 1), np.arange(8, dtype=np.int32).reshape(8, 1)
     p1, y1 = simulate(lambda a, b: a * 20 + b, h, w)
     p2, y2 = simulate(lambda a, b: nl.add(nl.multiply(a, 20, dtype=nl.int32), b, dtype=nl.int32), h, w)

@@ -4,7 +4,8 @@ The seed's ``codegenInternalNativeNkiKernel`` meets an InternalNativeNkiKernel,
 ``_resolve_kernel_config`` looks its kernel name (``inst.kernel_name``) up in
 the internal-kernel registry, the config's builder supplies the extra keyword arguments, and the
 kernel function is traced with the instruction's first ``operand_count``
-operands (as shapes and dtypes: tracing needs no data).
+operands (as shapes and dtypes: tracing needs no data). Where the config binds
+the selection stage (``select.Selected``), it traces the kernel it chooses.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from ..errors import InvalidValueError, ResizeKernelsError
 from ..machine.isa import Program
 from ..nki import TensorSpec, trace
+from ..select import Selected
 from .hlo import HloInstruction, HloModule, Shape
 from .hlo.lexer import printable
 from .passes import KERNEL_OPCODE
@@ -63,6 +65,8 @@ def codegen_internal_native_nki_kernel(inst: HloInstruction, registry: Mapping[s
     operands = [_tensor_spec(operand, what) for operand in inst.operands[:config.operand_count]]
     try:
         extra_kw = config.additional_args_builder(inst) if config.additional_args_builder else {}
+        if isinstance(config.kernel_func, Selected):
+            return config.kernel_func.program(*operands, **extra_kw)
         return trace(config.kernel_func, *operands, **extra_kw)
     except ResizeKernelsError as error:  # any deliberate error of the kernel (a dtype, a shape, a budget, the machine)
         raise CodegenError(f"{what} cannot be traced: {error}") from error

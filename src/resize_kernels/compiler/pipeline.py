@@ -60,7 +60,7 @@ def compile_module(hlo: str | bytes | HloModule, kernel: str | None = None, *,
 
     An HloModule is lowered in place (pass one built for the purpose).
     ``kernel`` picks the forward resize variant bound to "ResizeNearest"
-    (a name in resize_kernels.kernels.FORWARD_KERNELS; None: the registry's default).
+    (a name in ``resize_kernels.kernels.names``; None: the registry's default).
     ``resize_grad_average_pool=True`` lowers block-ratio ResizeNearestGrad calls
     as the seed describes them, window sum divided by k_h * k_w: an average
     pool, NOT the gradient (which is the sum, the default).
@@ -70,9 +70,10 @@ def compile_module(hlo: str | bytes | HloModule, kernel: str | None = None, *,
     kernel instruction then shows ``resize_mode``.
     """
     registry = with_forward_kernel(kernel)
-    if extended_modes and kernel is not None and kernel not in kernels.CONVENTION_KERNELS:
+    takes = kernels.convention_names(kernels.FORWARD)
+    if extended_modes and kernel is not None and kernel not in takes:
         raise InvalidValueError(f"compile_module extended_modes requires a forward kernel that takes other maps: "
-                                f"{', '.join(map(repr, kernels.CONVENTION_KERNELS))}, got {kernel!r}")
+                                f"{', '.join(map(repr, takes))}, got {kernel!r}")
     swaps = {canonicalize_resize_grad: average_pool_resize_grad} if resize_grad_average_pool else {}
     swaps.update({validate_resize: validate_resize_extended} if extended_modes else {})
     passes = tuple(swaps.get(hlo_pass, hlo_pass) for hlo_pass in PASSES)

@@ -6,10 +6,10 @@ the remaining keyword arguments off the HLO instruction. "ResizeNearest"
 needs only the target shape: the kernel derives its scales from the input
 shape and ``out_shape``, and its mode was fixed at validation.
 "ResizeNearestGrad" (beyond the seed, whose gradient never reaches a kernel)
-binds the general gradient kernel for the ratios canonicalization leaves.
-The kernels are taken by name, ``kernels.FORWARD_KERNELS[kernels.DEFAULT_FORWARD]``
-and ``kernels.GRAD_KERNELS[kernels.DEFAULT_GRAD]``: each default is named in
-one place, the kernels package.
+binds the gradient for the ratios canonicalization leaves. Each is bound to
+the selection stage's choice per shape (``select.Selected``: the default,
+"auto", or a kernel named for ``compile_hlo(kernel=...)``), which codegen
+calls where the seed traces a kernel function.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from .. import kernels, semantics
+from .. import semantics, select
+from ..kernels import FORWARD, GRAD
 from ..errors import InvalidValueError
 from .hlo import HloInstruction, String
 
@@ -26,7 +27,7 @@ from .hlo import HloInstruction, String
 class InternalKernelConfig:
     """How codegen calls one internal kernel: ``kernel_func(*operands[:operand_count], **builder(inst))``."""
 
-    kernel_func: Callable
+    kernel_func: Callable  # a kernel function, or a select.Selected (the selection stage picks one per shape)
     operand_count: int
     additional_args_builder: Callable[[HloInstruction], dict] | None = None
 
@@ -60,19 +61,15 @@ def _get_resize_grad_args(inst: HloInstruction) -> dict:
 
 
 def _build_registry() -> dict[str, InternalKernelConfig]:
-    """As the seed's builder: bind each kernel, found by its name, to its config.
-
-    "ResizeNearest" gets the default forward variant and "ResizeNearestGrad"
-    the default gradient kernel, looked up by the names ``kernels.DEFAULT_FORWARD``
-    and ``kernels.DEFAULT_GRAD`` when the registry is built.
-    """
+    """As the seed's builder: bind each kernel to its config; both ops to the default, the selection stage's
+    choice per shape."""
     registry = {}
     registry["ResizeNearest"] = InternalKernelConfig(
-        kernel_func=kernels.FORWARD_KERNELS[kernels.DEFAULT_FORWARD],
+        kernel_func=select.Selected(FORWARD),
         operand_count=1,
         additional_args_builder=_get_resize_args)
     registry["ResizeNearestGrad"] = InternalKernelConfig(
-        kernel_func=kernels.GRAD_KERNELS[kernels.DEFAULT_GRAD],
+        kernel_func=select.Selected(GRAD),
         operand_count=1,
         additional_args_builder=_get_resize_grad_args)
     return registry
@@ -82,11 +79,7 @@ registry = _build_registry()
 
 
 def with_forward_kernel(kernel: str | None) -> Mapping[str, InternalKernelConfig]:
-    """The registry with "ResizeNearest" bound to the forward variant named ``kernel`` (None: the registry as is)."""
+    """The registry with "ResizeNearest" bound to the forward kernel named ``kernel`` (None: the registry as is)."""
     if kernel is None:
         return registry
-    if kernel not in kernels.FORWARD_KERNELS:
-        choices = ", ".join(map(repr, kernels.FORWARD_KERNELS))
-        raise InvalidValueError(f"there is no forward kernel {kernel!r}; choose one of {choices}")
-    return {**registry,
-            "ResizeNearest": replace(registry["ResizeNearest"], kernel_func=kernels.FORWARD_KERNELS[kernel])}
+    return {**registry, "ResizeNearest": replace(registry["ResizeNearest"], kernel_func=select.Selected(FORWARD, kernel))}

@@ -20,6 +20,7 @@ from ..nki import language as nl
 from .dma import channel_chunk, gather_store
 from .helpers import scaled_floor, source_columns, tile_rows_and_columns
 from .plan import plan_resize
+from .registration import FORWARD, KernelRecord, register
 
 
 def resize_nearest_batched_kernel(data_tensor, out_shape):
@@ -62,15 +63,6 @@ def resize_nearest_batched_kernel(data_tensor, out_shape):
     return out_tensor
 
 
-def batched_dma_count(plan, item: int) -> int:
-    """The DMAs the kernel issues for ``plan`` and an itemsize, counted without tracing: per tile, batch and
-    channel chunk, one gather and one store."""
-    in_b, _, _, in_c = plan.in_shape
-    out_h, out_w = plan.h.out_size, plan.w.out_size
-    tiles = len(plan.row_tiles[1]) if plan.row_tiles is not None else out_h * math.ceil(out_w / nl.tile_size.pmax)
-    return 2 * tiles * in_b * math.ceil(in_c / channel_chunk(in_c, item))
-
-
 def _row_tile_indices(plan, rows, n_tiles):
     """(rows * out_w, n_tiles) int32: column t holds tile t's load indices relative to its first source row.
 
@@ -92,3 +84,6 @@ def _row_tile_indices(plan, rows, n_tiles):
     nisa.tensor_scalar(load_indices, load_indices, op0=nl.multiply, operand0=w.in_size)
     nisa.tensor_tensor(load_indices, load_indices, src_w, op=nl.add)
     return load_indices
+
+
+register(KernelRecord("batched", FORWARD, resize_nearest_batched_kernel, rank=3))

@@ -21,6 +21,7 @@ from ..nki import language as nl
 from .dma import channel_chunk
 from .helpers import row_tiles, source_columns
 from .plan import plan_resize
+from .registration import GRAD, KernelRecord, register
 
 #: Column tiles (of 128 pixels) whose indices are computed at once on rows wider than 64 pixels.
 COLUMN_GROUP = 512
@@ -140,3 +141,6 @@ def _cast(acc, dx, total):
         narrow = nl.ndarray((p, w), dtype=dx.dtype, name="dx_tile")
         nisa.tensor_copy(dst=narrow, src=wide)
         nisa.dma_copy(dst=dx.ap(pattern=[[w, p], [1, w]], offset=off), src=narrow)
+
+
+register(KernelRecord("general", GRAD, resize_nearest_grad_kernel, rank=1, conventions=True, fallback=True))

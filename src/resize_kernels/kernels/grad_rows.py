@@ -23,6 +23,7 @@ from ..errors import InvalidValueError
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .plan import RowRun, column_groups, plan_resize
+from .registration import GRAD, KernelRecord, register
 
 #: PSUM bytes per partition of one accumulator: two of them (double-buffered) fill PSUM's 16 KiB.
 ACC_BYTES = 8 * 1024
@@ -75,15 +76,9 @@ def resize_nearest_grad_rows_kernel(dy_tensor, in_shape, convention=None):
     dy_shape, in_shape = contract.grad_shapes(name, dy_tensor.shape, in_shape)
     contract.grad_dtype(name, dy_tensor.dtype)
     plan = plan_resize(in_shape, dy_shape, convention or semantics.COMPILER)
-    if not (plan.h.monotone and plan.w.monotone):
-        raise InvalidValueError(f"{name} requires a monotone forward map (each dx pixel's dy pixels in one run), got "
-                                f"{plan.h.convention.describe()}, which steps back for dy {dy_shape} -> dx "
-                                f"{in_shape}; use kernel='general'")
-    if not grad_rows_applies(plan, dy_tensor.dtype.itemsize):
-        raise InvalidValueError(f"{name} requires a dx pixel's dy pixels (rows x columns of one run, "
-                                f"{plan.h.max_repeat} x {plan.w.max_repeat} here) to fit a tile of "
-                                f"{DY_TILE_BYTES // 1024} KiB per partition, got dy {dy_shape} for dx {in_shape}; "
-                                f"use kernel='general'")
+    reason = _refusal(plan, dy_tensor.dtype.itemsize)
+    if reason:
+        raise InvalidValueError(f"{name} {reason}, got dy {dy_shape} for dx {in_shape}; use kernel='general'")
     in_b, in_h, in_w, c = in_shape
     _, out_h, out_w, _ = dy_shape
     dtype, item = dy_tensor.dtype, dy_tensor.dtype.itemsize
@@ -180,13 +175,24 @@ def _moves(band, blocks: int) -> list:
     return [(0, band.count)] if blocks == 1 else [(k, blocks) for k in range(band.count)]
 
 
+def _refusal(plan, item: int) -> str | None:
+    """Why the kernel does not take the shape, or None."""
+    if not (plan.h.monotone and plan.w.monotone):
+        return (f"requires a monotone forward map (each dx pixel's dy pixels in one run), not "
+                f"{plan.h.convention.describe()}, which steps back here")
+    if not grad_rows_applies(plan, item):
+        return (f"requires a dx pixel's dy pixels (rows x columns of one run, {plan.h.max_repeat} x "
+                f"{plan.w.max_repeat} here) to fit a tile of {DY_TILE_BYTES // 1024} KiB per partition")
+    return None
+
+
 def grad_rows_applies(plan, item: int) -> bool:
     """Whether one channel of one dx pixel's dy pixels (its run of rows by its run of columns) fits a dy tile, and
     they are one run on each axis (a monotone map)."""
     return plan.h.monotone and plan.w.monotone and plan.h.max_repeat * plan.w.max_repeat * item <= DY_TILE_BYTES
 
 
-#: Instructions per tile and chunk past which "auto" takes the scatter-add kernel instead: irregular ratios cut
+#: Instructions per tile and chunk past which the default takes the scatter-add kernel instead: irregular ratios cut
 #: the maps into many row bands (two DMAs each) and column groups (an add per dy row and column of their runs).
 GRAD_ROWS_MAX_PER_CHUNK = 64
 
@@ -254,3 +260,9 @@ def _column_chunks(plan, depth: int, channels: int, item: int, pieces: int = 1) 
             chunks.append((j0, j1 - j0, d0, d1 - d0, column_groups(part) if part else [], c0,
                            min(cc, channels - c0), len(part) < j1 - j0))
     return chunks
+
+
+register(KernelRecord("rows", GRAD, resize_nearest_grad_rows_kernel, rank=0, conventions=True, applies=_refusal,
+                      skipped_by_default=lambda plan, item: None if grad_rows_is_short(plan, item) else (
+                          f"more than {GRAD_ROWS_MAX_PER_CHUNK} instructions per tile and chunk (an irregular map): "
+                          f"the scatter-add kernel is faster")))

@@ -12,7 +12,6 @@ output rows, repeating each row with a step-0 pair.
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 
 import numpy as np
@@ -23,12 +22,7 @@ from ..nki import language as nl
 from .dma import CHUNK_BYTES, broadcast_pairs, channel_chunk, partition_pieces
 from .helpers import source_columns
 from .plan import plan_resize, split_by
-
-#: "auto" ("dispatch.py") takes this kernel while it needs at most this many DMAs (about 0.5 s of tracing); an
-#: irregular map can make it one store per short run of rows per column tile, so beyond this "twopass", whose count
-#: grows only with the output's height and width over 128, takes over.
-ROW_REUSE_MAX_DMAS = 16_384
-
+from .registration import FORWARD, KernelRecord, register
 
 def _equally_spaced(group, run) -> bool:
     return len(group) == 1 or run.src - group[-1].src == group[1].src - group[0].src
@@ -63,9 +57,7 @@ def resize_nearest_row_reuse_kernel(data_tensor, out_shape, convention=None):
     item = data_tensor.dtype.itemsize
     pmax = nl.tile_size.pmax
     src_w = source_columns(plan.w, tiles=math.ceil(out_w / pmax))
-    tiles = _tiles_within(plan, item, ROW_REUSE_MAX_DMAS)[1]  # planned once for "auto"'s count and the trace
-    if tiles is None:
-        tiles = list(_data_tiles(plan, item))
+    tiles = list(_data_tiles(plan, item))
     for i in nl.affine_range(len(tiles)):
         t, n, b0, bb, rows, step, c0, cc, pieces, stores = tiles[i]
         free = bb * len(rows) * cc
@@ -186,24 +178,4 @@ def _equal_repeats(runs, repeats=None):
     return stores
 
 
-def row_reuse_dma_count(plan, item: int, limit: int) -> int:
-    """The DMAs the kernel issues for ``plan`` and an itemsize, counted without tracing (stops past ``limit``)."""
-    return _tiles_within(plan, item, limit)[0]
-
-
-@functools.lru_cache(maxsize=8)
-def _tiles_within(plan, item: int, limit: int) -> tuple[int, tuple | None]:
-    """(the DMAs of ``_data_tiles``, counted until past ``limit``; all the tiles, or None past ``limit``).
-
-    Memoized (plans are immutable, and ``plan_resize`` gives one per shape) so
-    that "auto", which counts before it traces, plans each shape once; a few
-    entries suffice, as the trace follows the count at once.
-    """
-    count, tiles = 0, []
-    for tile in _data_tiles(plan, item):
-        *_, pieces, stores = tile
-        count += len(pieces) * (1 + len(stores))
-        if count > limit:
-            return count, None
-        tiles.append(tile)
-    return count, tuple(tiles)
+register(KernelRecord("rowreuse", FORWARD, resize_nearest_row_reuse_kernel, rank=4, conventions=True))

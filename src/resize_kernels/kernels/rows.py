@@ -15,23 +15,21 @@ vector-engine and GpSimd copies into an output tile stored as whole rows
 
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import contract, semantics
 from ..errors import InvalidValueError
-from ..machine.cost import DMA_ENGINES, PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
+from ..machine.cost import PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .columns import column_index_tile, column_plan, copy_count, expand_columns, tile_elements
+from .columns import column_index_tile, column_plan, expand_columns, tile_elements
 from .dma import broadcast_pairs
 from .helpers import scaled_floor, table_tile, tile_rows_and_columns
 from .plan import column_groups, plan_resize
-from .schedule import (CHUNK_FACTORS, MIN_BLOCKS, TUNE_INSTRUCTIONS, TUNE_MIN_BYTES, balance, buffer_count,
-                       chunks_for_engines, tuned)
+from .registration import FORWARD, KernelRecord, register
+from .schedule import CHUNK_FACTORS, MIN_BLOCKS, balance, buffer_count, chunks_for_engines
 
 
 def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention=None):
@@ -58,8 +56,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     partitions whose DMA engines carry the least so far (``balance``; the index
     tile copied or built there), and the gathers run ahead of the copies and
     stores in a pool of buffers (software pipelining). ``schedule`` is (tiling,
-    chunk factor); None takes ``rows_schedule_for``'s: the one with the lowest
-    modelled time on outputs of TUNE_MIN_BYTES or more, else DEFAULT_SCHEDULE.
+    chunk factor) (None: DEFAULT_SCHEDULE; the selection stage compares them).
     ``convention`` (``semantics.IndexConvention``; None: the compiler's map,
     computed on chip) may be any other: its index tiles are then tables fixed
     at trace time, loaded from shared constants (``helpers.table_tile``).
@@ -80,7 +77,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
     src_h, tables = plan.h.src, not plan.h.on_chip  # tables: a map fixed at trace time, not computed on chip
     if schedule is None:
-        schedule = rows_schedule_for(in_shape, out_shape, item)
+        schedule = DEFAULT_SCHEDULE
     if not (isinstance(schedule, tuple) and len(schedule) == 2 and schedule[0] in TILINGS
             and schedule[1] in CHUNK_FACTORS):
         raise InvalidValueError(f"{name} requires a schedule (tiling, chunk factor) in {TILINGS} x {CHUNK_FACTORS}, "
@@ -252,20 +249,9 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
 
 #: The rows kernel's schedule knobs: how flat rows tile the partitions ("balanced": equal tiles, as few as hold
 #: them; "whole": tiles of 128, the rest in pieces of at most 64, which spread over the engines), and a factor
-#: on its column chunks (schedule.CHUNK_FACTORS); the default, which outputs under TUNE_MIN_BYTES take.
+#: on its column chunks (schedule.CHUNK_FACTORS); the default, which small outputs take.
 TILINGS = ("balanced", "whole")
 DEFAULT_SCHEDULE = ("balanced", 1)
-
-
-@functools.lru_cache(maxsize=1024)
-def rows_schedule_for(in_shape: tuple, out_shape: tuple, item: int) -> tuple:
-    """The rows kernel's schedule (tiling, chunk factor) for NHWC shapes and an itemsize (see ``tuned``)."""
-    plan = plan_resize(in_shape, out_shape)
-    if math.prod(out_shape) * item < TUNE_MIN_BYTES or rows_instruction_count(plan, item) > TUNE_INSTRUCTIONS:
-        return DEFAULT_SCHEDULE
-    flat = out_shape[1] > nl.tile_size.pmax // 2  # tilings differ only where flat rows tile the partitions
-    return tuned(resize_nearest_rows_kernel, [[(t, f) for f in CHUNK_FACTORS] for t in TILINGS[:2 if flat else 1]],
-                  in_shape, out_shape, item)
 
 
 @dataclass(frozen=True)
@@ -317,33 +303,6 @@ def _flat_source_rows(pos, plan):
     nisa.tensor_scalar(batch, batch, op0=nl.multiply, operand0=in_h)
     nisa.tensor_tensor(src, src, batch, op=nl.add)  # batch * in_h + src_h(row)
     return src
-
-
-def rows_instruction_count(plan, item: int, schedule: tuple = DEFAULT_SCHEDULE) -> int:
-    """At least as many instructions as the kernel traces for ``plan``, an itemsize and a schedule, counted without
-    tracing: per block of tiles and chunk (as many chunks as the schedule and the engines' rule may take), its
-    gathers, copies and stores, and the index tiles of up to 16 placements per tile family (a bound for dispatch's
-    budget, not an estimate: several times the trace's count where rows per partition are many)."""
-    in_c = plan.in_shape[3]
-    cc, wide, chunks, fit = column_plan(plan, item, 1, _tile_rows(plan))
-    out_w = plan.w.out_size
-    most = max(len(chunks) * schedule[1], chunks_for_engines(1, out_w * in_c * item, out_w))
-    if most > len(chunks):
-        cc, wide, chunks, fit = column_plan(plan, item, most, _tile_rows(plan))
-    out_b, out_h = plan.out_shape[0], plan.h.out_size
-    pmax = nl.tile_size.pmax
-    if out_h <= pmax // 2:  # whole batches per tile (or, past float32's exact range, the tiles below)
-        sub_tiles = max(-(-out_b * out_h // pmax), out_b * -(-out_h // max(1, -(-out_h // 2))))
-    else:
-        sub_tiles = out_b * -(-out_h // (pmax if out_h >= pmax else -(-out_h // 2)))
-    sub_tiles += 2  # whole tiles: the rest in up to two more pieces
-    total = 0
-    for chunk in chunks:  # per tile: its rows' gathers; per block (at most one per tile): copies, stores
-        gathers = 1 if chunk.spanned else len(chunk.groups) if chunk.shrink else len(chunk.runs)
-        copies = 1 if chunk.groups is None else copy_count(chunk, len(chunk.groups), item)
-        total += sub_tiles * (gathers + copies + (0 if wide else 1))
-    # the index tiles: two families at up to 16 placements, a dozen instructions each; a column index per chunk
-    return 2 * DMA_ENGINES * 12 + 8 * len(chunks) + total * -(-in_c // cc)
 
 
 def _tile_rows(plan) -> int:
@@ -464,3 +423,13 @@ def _store_rows(out_tensor, tile, q0, p, k_rows, nj, c, out_row, k_stride, j0, c
                                [[row_out, p], [k_stride * row_out, k_rows], *cols])
     nisa.dma_copy(dst=out_tensor.ap(pattern=src, offset=out_row * row_out + j0 * in_c + c0),
                   src=tile.ap(pattern=dst, offset=q0 * part))
+
+
+def _settings(plan, item: int) -> tuple:
+    """Its schedules by tiling, each by growing chunk factor: the tilings differ only where flat rows tile the
+    partitions (out_h > 64)."""
+    flat = plan.h.out_size > nl.tile_size.pmax // 2
+    return tuple(tuple((tiling, f) for f in CHUNK_FACTORS) for tiling in TILINGS[:2 if flat else 1])
+
+
+register(KernelRecord("rows", FORWARD, resize_nearest_rows_kernel, rank=0, conventions=True, settings=_settings))

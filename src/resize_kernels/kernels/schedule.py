@@ -1,20 +1,14 @@
-"""How the rows kernels schedule their moves: over the DMA engines, through a pool of buffers, by modelled time.
+"""How the rows kernels schedule their moves: over the DMA engines, through a pool of buffers.
 
 A move is one transfer's worth of a kernel's work (a block of rows, a column chunk, a channel chunk).
 ``balance`` puts each move on the 8-aligned partitions whose DMA engines (one per 8 partitions, cost.py D1)
 carry the least so far; ``chunks_for_engines`` cuts rows into column chunks enough for the moves to reach every
 engine; ``buffer_count`` sizes the pool of data buffers that lets loads run ahead of copies and stores (NKI's
-multi-buffering); ``tuned`` picks a kernel's schedule knobs by tracing each choice and taking the lowest
-modelled time, as auto's dispatch picks kernels.
+multi-buffering). Which schedule a shape takes is the selection stage's call (``resize_kernels.select``).
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from ..errors import ResourceError
 from ..machine.cost import DMA_ENGINES, PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
 from .columns import TILE_BYTES
 
@@ -35,48 +29,6 @@ MIN_CHUNK_BYTES = 2048
 #: at more instructions; 8 spreads a short last tile's moves over more DMA engines: 2x94x115x128 -> 67x87 float32,
 #: rows, 82.3 us modelled at 4, 75.1 at 8).
 CHUNK_FACTORS = (1, 2, 4, 8)
-#: Outputs from this many bytes on have their schedule chosen by modelled time on TUNE_TARGETS (the kernel does
-#: not know where it will run), among its knobs' combinations, while the default traces in at most
-#: TUNE_INSTRUCTIONS; smaller ones (the sweeps' shapes among them) take the default.
-TUNE_MIN_BYTES = 256 * 1024
-TUNE_INSTRUCTIONS = 4_000
-TUNE_TARGETS = ("trn1", "trn2")
-#: Partition rows a choice's DMAs may address at most to be costed (the cost model tracks each row's HBM run, so
-#: costing takes time with them: 381,127 rows, 3,057 instructions took 5.6 s for 1x100x100x128 -> 3001x3001
-#: float32; the panel's programs address 16,384 at most): a choice past it is not tried, nor are finer chunks.
-TUNE_MAX_ROWS = 65_536
-
-
-def tuned(kernel, schedules: list, in_shape: tuple, out_shape: tuple, item: int):
-    """The schedule with the lowest modelled time among ``schedules`` (lists of schedules by growing chunk factor:
-    the rest of a list is not tried once a factor does worse than the one before), each traced as auto's
-    dispatch traces its candidates and costed on TUNE_TARGETS (summed in units of each target's roofline: time x
-    peak DMA bandwidth); the first where they tie, and the first of all where none is within the budgets."""
-    from ..machine.cost import dma_shape, program_cost, target_params
-    from ..nki.tensor import TensorSpec
-    from ..nki.tracer import suspended, trace
-
-    spec = TensorSpec(in_shape, {1: np.uint8, 2: np.float16, 4: np.float32}[item])  # costs depend on sizes only
-    scored = []
-    for line in schedules:
-        before = math.inf
-        for knobs in line:
-            try:
-                with suspended():  # a trace of its own, inside the caller's
-                    program = trace(kernel, spec, out_shape=out_shape, schedule=knobs, sources=False,
-                                    max_instructions=4 * TUNE_INSTRUCTIONS)
-            except ResourceError:  # more instructions than tuning traces: not a candidate, nor are finer chunks
-                break
-            if sum(dma_shape(d).partitions for d in program.dmas()) > TUNE_MAX_ROWS:
-                break  # too slow to cost (see TUNE_MAX_ROWS)
-            score = sum(program_cost(program, t).modelled_us * target_params(t).peak_dma_gbps for t in TUNE_TARGETS)
-            scored.append((score, len(scored), knobs))
-            if score > before:  # worse: finer chunks will not do better (a tie may: chunks that change nothing)
-                break
-            before = score
-    return min(scored)[2] if scored else schedules[0][0]
-
-
 def chunks_for_engines(engine_slots: int, row_bytes: int, out_w: int, at_least: int = 1) -> int:
     """Column chunks for moves that cover ``engine_slots`` DMA engines per chunk to cover every engine
     ENGINE_PASSES times (``at_least`` in any case), as far as output rows of ``row_bytes`` allow chunks of

@@ -10,28 +10,17 @@ from __future__ import annotations
 
 import bisect
 import functools
-import math
 import operator
 
 from .. import contract
 from ..errors import InvalidValueError
 from ..nki import isa as nisa
 from ..nki import language as nl
-from .columns import column_index_tile, column_plan, copy_count, expand_columns, tile_elements
+from .columns import column_index_tile, column_plan, expand_columns, tile_elements
 from .dma import broadcast_pairs
 from .plan import column_groups, plan_resize
-from .schedule import CHUNK_FACTORS, MIN_BLOCKS, TUNE_INSTRUCTIONS, TUNE_MIN_BYTES, balance, buffer_count, tuned
-
-
-@functools.lru_cache(maxsize=1024)
-def source_rows_schedule_for(in_shape: tuple, out_shape: tuple, item: int) -> int:
-    """The source-rows kernel's chunk factor for NHWC shapes and an itemsize (see ``tuned``; 1 where it does not
-    apply)."""
-    plan = plan_resize(in_shape, out_shape)
-    count = source_rows_instruction_count(plan, item)
-    if math.prod(out_shape) * item < TUNE_MIN_BYTES or count is None or count > TUNE_INSTRUCTIONS:
-        return 1
-    return tuned(resize_nearest_source_rows_kernel, [list(CHUNK_FACTORS)], in_shape, out_shape, item)
+from .registration import FORWARD, KernelRecord, register
+from .schedule import CHUNK_FACTORS, MIN_BLOCKS, balance, buffer_count
 
 
 def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
@@ -54,8 +43,8 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
     column group, or nc_n_gather); wide pixels (``columns.repeats_in_stores``) in the
     stores too, one per row group and column group, each repeating the pixel
     with step-0 pairs. Moves (batch, tile, column chunk, channel chunk) number
-    at least MIN_BLOCKS, times ``schedule``, the chunk factor (None:
-    ``source_rows_schedule_for``'s, chosen by modelled time on large outputs);
+    at least MIN_BLOCKS, times ``schedule``, the chunk factor (None: 1; the
+    selection stage compares them);
     each takes the 8-aligned partitions whose DMA engines carry the least so far,
     and the loads run ahead of copies and stores in a pool of buffers, as in the
     rows kernel. An upsample of the height (RGB images, masks, tall outputs, the
@@ -67,15 +56,13 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, _ = out_shape
     dtype, item = data_tensor.dtype, data_tensor.dtype.itemsize
-    factor = source_rows_schedule_for(in_shape, out_shape, item) if schedule is None else schedule
+    factor = 1 if schedule is None else schedule
     if factor not in CHUNK_FACTORS:
         raise InvalidValueError(f"{name} requires a schedule (chunk factor) in {CHUNK_FACTORS}, got {schedule!r}")
     columns = _source_row_columns(plan, item, factor)
     if columns is None:
-        raise InvalidValueError(f"{name} requires column chunks that read the span of their source columns or "
-                                f"whose columns are each their own source (an upsample or a downsample of the "
-                                f"width), got {in_shape} -> {out_shape} "
-                                f"{dtype}; use kernel='rows'")
+        raise InvalidValueError(f"{name} requires {_COLUMNS}, got {in_shape} -> {out_shape} {dtype}; "
+                                f"use kernel='rows'")
     cc, wide, chunks = columns
     out_tensor = nl.ndarray(out_shape, dtype=dtype, buffer=nl.shared_hbm, name="out_tensor")
     data_rows = data_tensor.reshape((in_b * in_h, in_w * in_c))  # a source row per index
@@ -216,8 +203,8 @@ def _source_row_tiles(plan) -> list:
     row step): the tile's source rows cut into arithmetic progressions of consecutive partitions (one for an
     upsample, whose rows are consecutive), or the row groups' where they are fewer (periodic maps, 0.7x say).
 
-    Memoized (plans are immutable, one per shape): the instruction count and the trace that follows it ask for the
-    same tiles; a few entries suffice.
+    Memoized (plans are immutable, one per shape): the traces of one shape's schedule settings ask for the same
+    tiles; a few entries suffice.
     """
     runs = plan.h.runs
     size = _tile_runs(plan)
@@ -247,24 +234,15 @@ def _source_row_tiles(plan) -> list:
 _first = operator.attrgetter("first")
 
 
-def source_rows_instruction_count(plan, item: int, factor: int = 1) -> int | None:
-    """The instructions the source-rows kernel traces for ``plan``, an itemsize and a chunk factor, or None where it
-    does not apply."""
-    in_c = plan.in_shape[3]
-    columns = _source_row_columns(plan, item, factor)
-    if columns is None:
-        return None
-    cc, wide, chunks = columns
-    tiles = _source_row_tiles(plan)
-    # per tile and chunk: a load per progression (times the column groups where they load straight into order)
-    loads = sum(len(tile_loads) for _, _, tile_loads in tiles) * sum(
-        1 if chunk.spanned else len(chunk.groups) for chunk in chunks)
-    if wide:  # a store per row group and column group (one per row group where the columns are in order)
-        per_batch = loads + sum(len(stores) for _, stores, _ in tiles) * sum(
-            1 if _in_order(chunk) else len(chunk.groups) for chunk in chunks)
-        copies = 0
-    else:
-        per_batch = loads + sum(len(stores) for _, stores, _ in tiles) * len(chunks)
-        copies = sum(0 if _in_order(chunk) else 1 if chunk.groups is None
-                     else copy_count(chunk, len(chunk.groups), item) for chunk in chunks) * len(tiles)
-    return 8 * len(chunks) + plan.in_shape[0] * (per_batch + copies) * -(-in_c // cc)
+#: What the kernel requires of a shape's column chunks.
+_COLUMNS = ("column chunks that read the span of their source columns or whose columns are each their own source "
+            "(an upsample or a downsample of the width)")
+
+
+def _applies(plan, item: int) -> str | None:
+    """Why the kernel does not take the shape (at chunk factor 1), or None."""
+    return None if _source_row_columns(plan, item) is not None else f"requires {_COLUMNS}"
+
+
+register(KernelRecord("sourcerows", FORWARD, resize_nearest_source_rows_kernel, rank=1, applies=_applies,
+                      settings=lambda plan, item: (CHUNK_FACTORS,)))

@@ -16,6 +16,7 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import CHUNK_BYTES, broadcast_pairs, channel_chunk, partition_pieces
 from .plan import plan_resize
+from .registration import FORWARD, KernelRecord, register
 
 
 def resize_nearest_strided_kernel(data_tensor, out_shape):
@@ -40,9 +41,8 @@ def resize_nearest_strided_kernel(data_tensor, out_shape):
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
     ratios = plan_resize(in_shape, out_shape).integer_ratios
     if ratios is None:
-        raise InvalidValueError(f"{name} requires an integer ratio on each axis (out = k * in or in = k * out, with the "
-                                f"float32 map exactly d // k or d * k), got {in_shape} -> {out_shape}; "
-                                f"use kernel 'auto', which handles every shape")
+        raise InvalidValueError(f"{name} requires {_RATIOS}, got {in_shape} -> {out_shape}; use kernel 'auto', "
+                                f"which handles every shape")
     (up_h, down_h), (up_w, down_w) = ratios
     in_b, in_h, in_w, in_c = in_shape
     out_b, out_h, out_w, out_c = out_shape
@@ -86,3 +86,10 @@ def resize_nearest_strided_kernel(data_tensor, out_shape):
                     nisa.dma_copy(dst=out_tensor.ap(pattern=dst, offset=u * unit_out + j0 * up_w * out_c + c0),
                                   src=rows_sbuf.ap(pattern=src, offset=p0 * nc * cc))
     return out_tensor
+
+
+#: What the kernel requires of a shape.
+_RATIOS = "an integer ratio on each axis (out = k * in or in = k * out, with the float32 map exactly d // k or d * k)"
+
+register(KernelRecord("strided", FORWARD, resize_nearest_strided_kernel, rank=2,
+                      applies=lambda plan, item: None if plan.integer_ratios else f"requires {_RATIOS}"))

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import math
 
-from .. import contract
+import numpy as np
+
+from .. import contract, semantics
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import CHUNK_BYTES, channel_chunk, partition_pieces
-from .helpers import scaled_floor, source_columns
+from .helpers import scaled_floor, source_columns, table_tile
 from .plan import plan_resize
+from .registration import FORWARD, KernelRecord, register
 
 
-def resize_nearest_two_pass_kernel(data_tensor, out_shape):
+def resize_nearest_two_pass_kernel(data_tensor, out_shape, convention=None):
     """Nearest-neighbour resize as a column gather and a row gather through an HBM scratch tensor.
 
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
@@ -39,10 +42,12 @@ def resize_nearest_two_pass_kernel(data_tensor, out_shape):
     partition, one gather and one store per range of partitions) and rows
     (``_gather_rows``: 128 output rows per tile, flat over batches, a row cut
     into 64 KiB pieces, one gather and one store per range of partitions).
+    ``convention`` (``semantics.IndexConvention``; None: the compiler's) may be
+    any: its index tiles are then tables fixed at trace time.
     """
     name = "resize_nearest_two_pass_kernel"
     in_shape, out_shape = contract.resize_shapes(name, data_tensor.shape, out_shape)
-    plan = plan_resize(in_shape, out_shape)
+    plan = plan_resize(in_shape, out_shape, convention or semantics.COMPILER)
     in_b, in_h, in_w, c = in_shape
     _, out_h, out_w, _ = out_shape
     columns_first = in_h * out_w <= out_h * in_w
@@ -104,7 +109,7 @@ def _gather_rows(src, dst, plan):
     item = src.dtype.itemsize
     piece = max(1, CHUNK_BYTES // item)  # elements of a row per DMA
     pmax = nl.tile_size.pmax
-    src_h = plan.h.src.tolist()
+    bases = _tile_bases(plan).tolist()
     rows_of = _row_indices(plan, math.ceil(out_h / pmax))
     src_rows, dst_rows = src.reshape((b * in_rows, row)), dst.reshape((b * out_h, row))
     for bi in nl.affine_range(b):
@@ -118,7 +123,7 @@ def _gather_rows(src, dst, plan):
                     nisa.dma_copy(dst=tile[p0:p1], src=src_rows.ap(
                         pattern=[[row, p1 - p0],  # partitions: output rows, source rows from the index tile
                                  [1, ee]],  # elements e0 .. of the row
-                        offset=(bi * in_rows + src_h[oh0]) * row + e0,
+                        offset=(bi * in_rows + bases[t]) * row + e0,
                         vector_offset=rows_of[p0:p1, t:t + 1], indirect_dim=0))
                     nisa.dma_copy(dst=dst_rows.ap(
                         pattern=[[row, p1 - p0],  # output rows oh0 + p0 ..
@@ -131,11 +136,16 @@ def _row_indices(plan, tiles):
 
     Relative to the tile's first source row (folded into the DMA offset at
     trace time), so the values stay small; rows past out_h get a clamped,
-    unused index.
+    unused index. A convention other than the compiler's is a table fixed at
+    trace time, relative to the tile's lowest source row (its first, where the
+    map is monotone).
     """
     h = plan.h
     pmax = nl.tile_size.pmax
     p = min(pmax, h.out_size)
+    if not h.on_chip:
+        rows = np.minimum(np.arange(p)[:, None] + pmax * np.arange(tiles)[None, :], h.out_size - 1)
+        return table_tile(h.src[rows] - _tile_bases(plan)[None, :], "src_h_idx")
     pos = nl.ndarray((p, tiles), dtype=nl.int32, name="out_row")
     nisa.iota(pos, pattern=[[pmax, tiles]], offset=0, channel_multiplier=1)
     src = scaled_floor(pos, h.scale, h.in_size - 1, "src_h")
@@ -144,3 +154,13 @@ def _row_indices(plan, tiles):
     base = scaled_floor(first, h.scale, h.in_size - 1, "tile_src_row")
     nisa.tensor_tensor(src, src, base, op=nl.subtract)
     return src
+
+
+def _tile_bases(plan) -> np.ndarray:
+    """The source row each tile of 128 output rows indexes from: its first row's, or its lowest where the map
+    steps back (a table's)."""
+    src, pmax = plan.h.src, nl.tile_size.pmax
+    return src[::pmax] if plan.h.monotone else np.minimum.reduceat(src, np.arange(0, len(src), pmax))
+
+
+register(KernelRecord("twopass", FORWARD, resize_nearest_two_pass_kernel, rank=5, conventions=True, fallback=True))

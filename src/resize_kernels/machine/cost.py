@@ -538,8 +538,8 @@ class CostReport:
     sbuf_capacity: int
     label: str = ""  # what was costed, e.g. the kernel and shapes
     events: list = field(default_factory=list, repr=False)  # one Event per instruction, in program order
-    roofline_us: float | None = None  # set by api.cost: the bytes a resize must move at peak DMA bandwidth
-    candidates: dict | None = None  # set by api.cost for "auto": the modelled us of the kernels dispatch compared
+    roofline_us: float | None = None  # a lower bound the caller sets: the bytes the op must move at peak bandwidth
+    notes: tuple = ()  # lines the caller adds under the headline (how the Program was chosen, say)
 
     @property
     def target(self) -> str:
@@ -599,9 +599,8 @@ class CostReport:
         rows = [("modelled", f"{self.modelled_us:,.1f} us on {self.target}")]
         if self.roofline_us is not None:
             rows.append(("roofline", f"{self.roofline_us:,.1f} us: efficiency {self.efficiency:.0%} (modelled)"))
-        if self.candidates:
-            rows.append(("auto compared (modelled)", ", ".join(
-                f"{k} {v:,.1f} us" for k, v in sorted(self.candidates.items(), key=lambda kv: kv[1]))))
+        if self.notes:
+            rows.append(("notes", "; ".join(note.strip() for note in self.notes)))
         rows += [(engine, f"{self.instructions[engine]:,} instructions, busy {self.busy_us[engine]:,.1f} us (modelled)")
                  for engine in ("vector", "gpsimd", "scalar")]
         rows.append(("dma", f"{self.dma_count:,} transfers ({self.dma_indirect:,} indirect), {self.dma_bytes:,} bytes, "
@@ -613,10 +612,7 @@ class CostReport:
         head = self.label or f"program {self.program}"
         lines = [f"cost of {head}: modelled {self.modelled_us:,.1f} us {tag}",
                  f"  {p.describe()}; engines and DMA engines overlap as dependencies allow"]
-        if self.candidates is not None:
-            lines.append("  auto compared on trn1 (modelled): " + (", ".join(
-                f"{k} {v:,.1f} us" for k, v in sorted(self.candidates.items(), key=lambda kv: kv[1]))
-                if self.candidates else "none: below 64 KiB of output it takes rows without comparing"))
+        lines += [f"  {note}" for note in self.notes]
         if self.roofline_us is not None:
             lines.append(f"  roofline {self.roofline_us:,.1f} us (the bytes a resize must move at {p.peak_dma_gbps:g} "
                          f"GB/s): efficiency {self.efficiency:.0%} (modelled)")

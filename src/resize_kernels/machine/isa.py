@@ -407,6 +407,7 @@ class Program:
     sbuf_high_water: int = 0  # bytes per partition the program needs at most
     psum_high_water: int = 0  # PSUM bytes per partition it needs at most (its tiles lie past sbuf_partition_bytes)
     sbuf_extents: tuple | None = None  # ((partitions, start, end), ...): where its tiles lie (None: anywhere)
+    selection: object = None  # how its kernel was chosen (resize_kernels.select.Selection), if it was
 
     def append(self, inst: Instruction) -> None:
         """Validate ``inst`` (naming it by its position) and add it at the end."""
@@ -431,6 +432,8 @@ class Program:
             f"  DMAs:      {len(dmas)} ({indirect} indirect: gathers or scatters), {sum(d.nbytes for d in dmas):,} bytes",
             f"  SBUF:      {self.sbuf_high_water:,} of {self.sbuf_partition_bytes:,} bytes per partition at most",
         ]
+        if self.selection is not None:
+            lines.append("  chosen:    " + str(self.selection).splitlines()[0].removeprefix("selection: "))
         return "\n".join(lines)
 
     def listing(self, limit: int | None = None) -> str:

@@ -19,7 +19,7 @@ import threading
 import types
 
 
-from ..errors import InvalidTypeError, InvalidValueError, ResourceError
+from ..errors import InstructionBudgetError, InvalidTypeError, InvalidValueError
 from ..machine import dtypes
 from ..machine.isa import Instruction, Program
 from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, HbmTensor, SbufAllocator, extents
@@ -58,7 +58,7 @@ class Tracer:
 
     def emit(self, inst: Instruction) -> None:
         if len(self.program.instructions) >= self.max_instructions:
-            raise ResourceError(f"tracing {self.program.name} needs more than {self.max_instructions:,} instructions, "
+            raise InstructionBudgetError(f"tracing {self.program.name} needs more than {self.max_instructions:,} instructions, "
                                 f"the tracer's budget (about 10 s and 300 MB); a kernel that unrolls a loop per tile "
                                 f"grows with its data: trace a smaller shape or a kernel with fewer, larger tiles")
         if self.sources:  # the kernel's source line, as NKI's debug info gives it (about 10% of tracing)
@@ -133,7 +133,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
     Tensor arguments are numpy arrays or TensorSpecs (anything with ``shape`` and
     ``dtype``); they become the Program's HBM inputs, named after the kernel's
     parameters. The kernel returns the HBM tensor(s) that become its outputs.
-    More than ``max_instructions`` instructions (None: MAX_INSTRUCTIONS) raise ResourceError.
+    More than ``max_instructions`` instructions (None: MAX_INSTRUCTIONS) raise InstructionBudgetError (a ResourceError).
     ``sources=False`` skips recording each instruction's source line (a bulk
     trace that nobody reads, such as a verifier's). With a ``grid`` (SPMD, ``kernel[grid]``) the kernel is traced once per
     instance, in row-major order of ``nl.program_id``, into one Program: as NKI

@@ -11,11 +11,12 @@ hoisted out of the batch loop (it does not depend on the batch).
 
 from __future__ import annotations
 
-from .. import contract, semantics
-from ..nki import language as nl
-from .dma import channel_chunk, gather_store
-from .helpers import row_tiles, source_columns
-from .plan import plan_resize
+from ... import contract, semantics
+from ...nki import language as nl
+from ..dma import channel_chunk, gather_store
+from ..helpers import row_tiles, source_columns
+from ..plan import plan_resize
+from ..registration import FORWARD, KernelRecord, register
 
 
 def resize_nearest_exact_kernel(data_tensor, out_shape, convention=None):
@@ -52,3 +53,6 @@ def resize_nearest_exact_kernel(data_tensor, out_shape, convention=None):
         for oh in range(out_h):
             move(n, src_w, src_h[oh] * in_w, oh * out_w + c0)
     return out_tensor
+
+
+register(KernelRecord("exact", FORWARD, resize_nearest_exact_kernel, rank=None, conventions=True))

@@ -1,18 +1,16 @@
-"""What "auto" picks against the best candidate kernel, on a grid of narrow and one-column shapes (modelled).
+"""What the default picks against the best candidate kernel, on a grid of narrow and one-column shapes (modelled).
 
 For each shape: the modelled time (trn1 cost model) of "rows", "rowreuse",
-"batched" and "twopass", the variant "auto" chooses, and the ratio of its time to
-the fastest candidate's. These outputs are all below SMALL_OUTPUT_BYTES, where
-auto takes rows without comparing (kernels/dispatch.py): the grid checks that
-rule against the candidates' modelled times. Rerun it when the cost model or a
-kernel changes.
+"batched" and "twopass", the kernel the default chooses, and the ratio of its
+time to the fastest candidate's. These outputs are all below
+select.COMPARE_FROM_BYTES, where the selection stage takes the first candidate
+that fits without comparing: the grid checks that rule against the candidates'
+modelled times. Rerun it when the cost model or a kernel changes.
 """
 
 import argparse
 
 import resize_kernels as rk
-from resize_kernels.kernels import forward_kernel_for
-from resize_kernels.machine.dtypes import as_dtype
 
 CANDIDATES = ("rows", "rowreuse", "batched", "twopass")
 # (in_w, out_w, channels, dtype): one-column outputs (the verifier's h sweep), narrow images, small channels
@@ -33,7 +31,7 @@ def main():
             for in_w, out_w, c, dtype in WIDTHS:
                 a, b = (1, in_h, in_w, c), (1, out_h, out_w, c)
                 us = {k: rk.cost(a, b, kernel=k, target=args.target, dtype=dtype).modelled_us for k in CANDIDATES}
-                chosen = forward_kernel_for(a, b, itemsize=as_dtype(dtype).itemsize)
+                chosen = rk.trace_resize(a, b[1:3], dtype).selection.kernel
                 chosen_us = rk.cost(a, b, kernel="auto", target=args.target, dtype=dtype).modelled_us
                 ratio = chosen_us / min(us.values())
                 ratios.append(ratio)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 
-from .. import contract
-from ..nki import isa as nisa
-from ..nki import language as nl
-from .helpers import floor_nisa_kernel
+from ... import contract
+from ...nki import isa as nisa
+from ...nki import language as nl
+from ..helpers import floor_nisa_kernel
+from ..registration import FORWARD, KernelRecord, register
 
 
 def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
@@ -90,3 +91,6 @@ def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
                                                        offset=b * out_seqlen * out_c + tile_start * out_c),
                           src=loaded_tile_sbuf)
     return out_tensor
+
+
+register(KernelRecord("seed", FORWARD, resize_nearest_fixed_dma_kernel, rank=None))

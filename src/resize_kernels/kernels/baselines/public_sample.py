@@ -1,4 +1,4 @@
-"""resize_nearest_fixed_dma_kernel, the public variant: the NKI samples' vision.py kernel, step for step.
+"""public_resize_nearest_fixed_dma_kernel: the NKI samples' vision.py resize_nearest_fixed_dma_kernel, step for step.
 
 The same map as the lowered variant, written as the public sample writes it
 (aws-neuron/nki-samples src/nki_samples/reference/vision.py, commit b3c5c8d):
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 
-from .. import contract
-from ..nki import isa as nisa
-from ..nki import language as nl
+from ... import contract
+from ...nki import isa as nisa
+from ...nki import language as nl
+from ..registration import FORWARD, KernelRecord, register
 
 
-def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
+def public_resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
     """Nearest-neighbour resize by a masked indirect-DMA gather, nl style; scales fixed at trace time.
 
     Layouts: data_tensor (in_b, in_h, in_w, in_c) in HBM; returns out_tensor
@@ -61,3 +62,6 @@ def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
             data_tile = nl.load(data_view_flattened[b, load_indices, i_f], mask=mask)
             nl.store(out_view_flattened[b, pos, i_f], value=data_tile, mask=mask)
     return out_tensor
+
+
+register(KernelRecord("public", FORWARD, public_resize_nearest_fixed_dma_kernel, rank=None))

@@ -1,0 +1,287 @@
+"""The selection stage: which registered kernel, with which schedule setting, runs an op on one shape.
+
+As tinygrad keeps its search beside its heuristics, choosing is a stage of its own, above the kernels and below
+the compiler and the API. It traces and costs (kernel, setting) pairs in one loop under one error policy: a pair
+that does not apply, does not fit SBUF or passes its instruction budget is skipped and its reason kept. It traces
+at most a budget of instructions in all, and records its choice, with every pair's modelled time or reason, on
+the Program it returns (``Program.selection``). If no candidate fits, it takes the op's fallback, which fits
+every accepted shape by construction: the default never fails on an accepted shape.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import contract, semantics
+from .errors import InstructionBudgetError, ResizeKernelsError
+from . import kernels
+from .kernels.plan import plan_resize
+from .kernels.registration import AUTO, FORWARD, GRAD, KernelRecord
+from .machine.cost import dma_shape, program_cost, target_params
+from .machine.isa import Program
+from .nki import TensorSpec, trace
+
+#: Outputs (the gradient: dy) from this many bytes on have the default compare its candidates by modelled time;
+#: on smaller ones it takes the first that fits, by rank: there the candidates differ by about a microsecond
+#: (modelled, 1x100x25x1 -> 150x50 float32: rows 10.9 us, sourcerows 10.0), so comparing would only cost trace
+#: time, and the sweeps' shapes pay for one trace. The gradient takes the first that fits on every shape (its
+#: candidates' rank is their order of speed where both apply).
+COMPARE_FROM_BYTES = {FORWARD: 64 * 1024, GRAD: math.inf}
+#: From this many bytes on, each kernel's schedule settings are compared too; below, its default setting runs.
+TUNE_FROM_BYTES = 256 * 1024
+#: Instructions one compared (kernel, setting) may trace (tracing and costing take about 40 us each). Where no
+#: candidate fits that, the ones that passed it are traced again in rank order within LARGE_INSTRUCTIONS, and the
+#: first that fits is taken without comparing; the fallback traces within the tracer's own budget.
+CANDIDATE_INSTRUCTIONS = 8_000
+LARGE_INSTRUCTIONS = 65_536
+#: Instructions the comparisons may trace in all: past it, the pairs not yet tried are not (their reason says
+#: so) and the best so far is taken. Every kernel's default setting is tried before any finer one.
+SELECTION_INSTRUCTIONS = 64_000
+#: The targets a Program is scored on (selection does not know where it will run): the sum of its modelled times
+#: in units of each target's roofline (time x peak DMA bandwidth).
+SCORE_TARGETS = ("trn1", "trn2")
+#: Partition rows a Program's DMAs may address at most to be costed: the cost model tracks each row's HBM run,
+#: so costing takes time with them (381,127 rows, 3,057 instructions took 5.6 s for 1x100x100x128 -> 3001x3001
+#: float32; the panel's programs address 16,384 at most).
+COST_MAX_ROWS = 65_536
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (kernel, setting) selection considered: its modelled time per target, or why it was skipped."""
+
+    kernel: str
+    setting: object = None  # a schedule setting; None for a kernel without knobs
+    modelled_us: dict | None = None  # target -> modelled us (None: not costed)
+    reason: str | None = None  # why it was skipped (None: it traced and fits)
+    instructions: int | None = None
+
+    @property
+    def label(self) -> str:
+        return _label(self.kernel, self.setting)
+
+    @property
+    def score(self) -> float:
+        """The modelled times in units of each target's roofline (lower is faster); inf when not costed."""
+        if self.modelled_us is None:
+            return math.inf
+        return sum(us * target_params(t).peak_dma_gbps for t, us in self.modelled_us.items())
+
+    def __str__(self) -> str:
+        if self.reason is not None:
+            return f"{self.label}: skipped, {self.reason}"
+        if self.modelled_us is None:
+            return f"{self.label}: fits, {self.instructions:,} instructions (not costed)"
+        times = ", ".join(f"{us:,.1f} us on {t}" for t, us in self.modelled_us.items())
+        return f"{self.label}: {times} (modelled)"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the selection stage chose for one op and shape, by which rule, and every pair it considered."""
+
+    op: str
+    kernel: str
+    setting: object
+    rule: str
+    candidates: tuple
+
+    @property
+    def label(self) -> str:
+        return _label(self.kernel, self.setting)
+
+    def __str__(self) -> str:
+        return "\n".join([f"selection: {self.label}, {self.rule}", *(f"  {c}" for c in self.candidates)])
+
+
+def _label(kernel: str, setting) -> str:
+    """A kernel and its setting in words: rows ("balanced", 2) -> "rows (balanced tiles, column chunks x2)"."""
+    if setting is None:
+        return kernel
+    if isinstance(setting, tuple):
+        return f"{kernel} ({setting[0]} tiles, column chunks x{setting[1]})"
+    return f"{kernel} (column chunks x{setting})"
+
+
+@dataclass(frozen=True)
+class Selected:
+    """What the compiler's registry binds to an op: its kernel chosen per shape by the selection stage.
+
+    ``Selected(op)`` is the default ("auto"), ``Selected(op, name)`` a named kernel (its setting still chosen);
+    codegen calls ``program(operand, out_shape=...)`` (the gradient: ``in_shape=``; both may add ``convention=``)
+    with the arguments it would trace a kernel function with.
+    """
+
+    op: str
+    kernel: str = AUTO
+
+    def __post_init__(self):
+        kernels.record(self.op, self.kernel)  # checks the name
+
+    @property
+    def __name__(self) -> str:
+        """"auto", or the named kernel's function name (as codegen names what it traces)."""
+        named = kernels.record(self.op, self.kernel)
+        return AUTO if named is None else named.function.__name__
+
+    def program(self, operand, convention=None, **shape) -> Program:
+        """The Program for an operand (anything with a shape and a dtype) and the op's other shape, by keyword."""
+        (other,) = shape.values()
+        return program(self.op, self.kernel, operand.shape, other, operand.dtype, convention)
+
+
+def program(op: str, kernel: str | None, shape, other, dtype, convention=None, sources: bool = True) -> Program:
+    """The Program of ``op`` for an operand of ``shape`` and ``dtype`` and the op's other shape (the output's for
+    the forward op, the forward input's for the gradient), traced from ``kernel`` (None or "auto": the default's
+    choice), its selection recorded on it. ``convention``: an index convention other than the compiler's, or None.
+    ``sources=False`` skips recording each instruction's source line.
+    """
+    shape, other = (contract.resize_shapes if op == FORWARD else contract.grad_shapes)(op, shape, other)
+    named = kernels.record(op, AUTO if kernel is None else kernel)
+    search = _Search(op, shape, other, np.dtype(dtype), convention, sources)
+    return search.named(named) if named is not None else search.default()
+
+
+class _Search:
+    """One selection: the problem, and every (kernel, setting) considered so far."""
+
+    def __init__(self, op, shape, other, dtype, convention, sources):
+        self.op, self.shape, self.other, self.dtype = op, shape, other, dtype
+        self.convention, self.sources = convention, sources
+        in_shape, out_shape = (shape, other) if op == FORWARD else (other, shape)
+        self.plan = plan_resize(in_shape, out_shape, convention or semantics.COMPILER)
+        self.item = dtype.itemsize
+        self.work_bytes = math.prod(out_shape) * self.item  # the output's, or the gradient's dy
+        self.tried: list[Candidate] = []
+        self.spent = 0
+
+    def default(self) -> Program:
+        """The default's choice: the fastest candidate on larger outputs, else the first that fits by rank; the
+        fallback where none fits."""
+        records = []
+        for r in kernels.candidates(self.op):
+            reason = self._refusal(r) or r.skipped_by_default(self.plan, self.item)
+            if reason:
+                self.tried.append(Candidate(r.name, reason=reason))
+            else:
+                records.append(r)
+        if self.work_bytes >= COMPARE_FROM_BYTES[self.op]:
+            chosen = self._fastest(records)
+            if chosen is None:  # none within CANDIDATE_INSTRUCTIONS: those that passed it, with more
+                passed = {c.kernel for c in self.tried if c.reason and c.reason.startswith(_PAST)}
+                chosen = self._first([r for r in records if r.name in passed], "the first within "
+                                     f"{LARGE_INSTRUCTIONS:,} instructions, by rank (none fits in "
+                                     f"{CANDIDATE_INSTRUCTIONS:,})")
+        else:
+            chosen = self._first(records, "the first that fits, by rank (outputs under "
+                                          f"{COMPARE_FROM_BYTES[self.op] // 1024} KiB are not compared)")
+        if chosen is None:
+            fallback = kernels.fallback(self.op)
+            chosen = self._traced(fallback, self._default_setting(fallback), None), "the fallback: no candidate fits"
+        return self._recorded(*chosen)
+
+    def named(self, record: KernelRecord) -> Program:
+        """A named kernel, its schedule settings compared on larger outputs; its own error where it does not
+        take the shape."""
+        lines = record.settings(self.plan, self.item)
+        several = len(lines) + len(lines[0]) > 2
+        chosen = self._fastest([record]) if several and self.work_bytes >= TUNE_FROM_BYTES else None
+        if chosen is None:
+            chosen = self._traced(record, lines[0][0], None), "named"
+        return self._recorded(*chosen)
+
+    def _fastest(self, records: list[KernelRecord]):
+        """(Program, Candidate), rule of the (kernel, setting) with the lowest score, or None: the kernels' lines
+        of settings in rounds (every line's first setting, then every line's second, ...); a line is given up
+        once a setting scores worse than the one before or passes a budget (finer settings take more)."""
+        tune = self.work_bytes >= TUNE_FROM_BYTES
+        lines = [[r, iter(line if tune else line[:1]), math.inf]
+                 for r in records for line in r.settings(self.plan, self.item)[:None if tune else 1]]
+        best = None
+        while lines:
+            for entry in list(lines):
+                r, settings, before = entry
+                setting = next(settings, _END)
+                if setting is _END:
+                    lines.remove(entry)
+                elif self.spent >= SELECTION_INSTRUCTIONS and best is not None:
+                    self.tried.append(Candidate(r.name, setting, reason=f"not tried: the selection's budget of "
+                                                                         f"{SELECTION_INSTRUCTIONS:,} traced "
+                                                                         f"instructions is spent"))
+                    lines.remove(entry)
+                else:
+                    got = self._attempt(r, setting, CANDIDATE_INSTRUCTIONS, cost=True)
+                    score = got[1].score if got else math.inf
+                    if got and (best is None or score < best[1].score):
+                        best = got
+                    if score > before or (not got and self.tried[-1].reason.startswith(_GROWS)):
+                        lines.remove(entry)
+                    entry[2] = score
+        if best is None:
+            return None
+        costed = sum(c.modelled_us is not None for c in self.tried)
+        return best, f"the fastest of {costed} on {' and '.join(SCORE_TARGETS)} (modelled)"
+
+    def _first(self, records: list[KernelRecord], rule: str):
+        """(Program, Candidate), rule of the first kernel (its default setting) that fits LARGE_INSTRUCTIONS."""
+        for r in records:
+            got = self._attempt(r, self._default_setting(r), LARGE_INSTRUCTIONS)
+            if got is not None:
+                return got, rule
+        return None
+
+    def _attempt(self, record: KernelRecord, setting, budget: int, cost: bool = False):
+        """(Program, Candidate) of one pair, or None with its reason kept: the one error policy."""
+        try:
+            program, candidate = self._traced(record, setting, budget)
+        except ResizeKernelsError as error:  # it does not apply, does not fit SBUF, or passes the budget
+            reason = f"{_PAST} {budget:,} instructions" if isinstance(error, InstructionBudgetError) else \
+                str(error).split("; ")[0]  # the message, without the fix it suggests to a caller naming it
+            self.tried.append(Candidate(record.name, setting, reason=reason))
+            return None
+        self.spent += candidate.instructions
+        if cost:
+            if sum(dma_shape(d).partitions for d in program.dmas()) > COST_MAX_ROWS:
+                self.tried.append(Candidate(record.name, setting, reason=f"{_SLOW} (its DMAs address more than "
+                                                                         f"{COST_MAX_ROWS:,} rows)"))
+                return None
+            times = {t: program_cost(program, t).modelled_us for t in SCORE_TARGETS}
+            candidate = Candidate(record.name, setting, times, instructions=candidate.instructions)
+        self.tried.append(candidate)
+        return program, candidate
+
+    def _traced(self, record: KernelRecord, setting, budget: int | None) -> tuple[Program, Candidate]:
+        """The Program of one pair and its Candidate (not costed); the kernel's error where it fails."""
+        keyword = "out_shape" if self.op == FORWARD else "in_shape"
+        program = trace(record.function, TensorSpec(self.shape, self.dtype), sources=self.sources,
+                        max_instructions=budget, **{keyword: self.other},
+                        **record.call_args(setting, self.convention))
+        return program, Candidate(record.name, setting, instructions=len(program.instructions))
+
+    def _default_setting(self, record: KernelRecord):
+        return record.settings(self.plan, self.item)[0][0]
+
+    def _refusal(self, record: KernelRecord) -> str | None:
+        """Why ``record`` cannot take this problem at all (a convention it does not take, a shape), or None."""
+        if self.convention is not None and not record.conventions:
+            return f"computes the compiler's map on chip, not {self.convention.describe()}"
+        return record.applies(self.plan, self.item)
+
+    def _recorded(self, chosen: tuple, rule: str) -> Program:
+        program, candidate = chosen
+        if candidate not in self.tried:
+            self.tried.append(candidate)
+        rank = {r.name: n for n, r in enumerate(kernels.records(self.op))}
+        tried = sorted(self.tried, key=lambda c: rank[c.kernel])  # by kernel, each in the order tried
+        program.selection = Selection(self.op, candidate.kernel, candidate.setting, rule, tuple(tried))
+        return program
+
+
+_END = object()
+#: How a candidate's reason begins when it passed its instruction budget, or the rows costing takes: budgets that
+#: the finer settings of its line pass too.
+_PAST, _SLOW = "more than", "too slow to cost"
+_GROWS = (_PAST, _SLOW)
