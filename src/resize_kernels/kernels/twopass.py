@@ -27,6 +27,11 @@ from .plan import plan_resize
 from .registration import FORWARD, KernelRecord, register
 
 
+#: Tiles (of 128 output columns or rows) whose indices one index tile holds: 2 KiB per partition, so that SBUF
+#: holds a pass's index work and data tiles whatever the output's width or height.
+INDEX_TILES = 512
+
+
 def resize_nearest_two_pass_kernel(data_tensor, out_shape, convention=None):
     """Nearest-neighbour resize as a column gather and a row gather through an HBM scratch tensor.
 
@@ -40,8 +45,10 @@ def resize_nearest_two_pass_kernel(data_tensor, out_shape, convention=None):
     Passes: columns (``_gather_columns``: 128 output columns per tile, a data
     tile of (columns, batches, rows, channel chunk) of at most 64 KiB per
     partition, one gather and one store per range of partitions) and rows
-    (``_gather_rows``: 128 output rows per tile, flat over batches, a row cut
-    into 64 KiB pieces, one gather and one store per range of partitions).
+    (``_gather_rows``: 128 output rows of a batch per tile, a row cut
+    into 64 KiB pieces, one gather and one store per range of partitions), each
+    pass's indices built per INDEX_TILES tiles: SBUF per partition stays bounded
+    whatever the shape (the selection stage's fallback).
     ``convention`` (``semantics.IndexConvention``; None: the compiler's) may be
     any: its index tiles are then tables fixed at trace time.
     """
@@ -74,31 +81,34 @@ def _gather_columns(src, dst, plan):
     nr = min(rows, units)
     nb = min(b, max(1, units // nr))
     pmax = nl.tile_size.pmax
-    src_w = source_columns(plan.w, tiles=math.ceil(out_w / pmax))
     pixels = src.reshape((b * rows * in_w, c))  # the gather indexes source pixels
-    for t in nl.affine_range(src_w.shape[1]):
-        n = min(pmax, out_w - t * pmax)
-        for b0 in nl.affine_range(0, b, nb):
-            bb = min(nb, b - b0)
-            for r0 in nl.affine_range(0, rows, nr):
-                rr = min(nr, rows - r0)
-                for c0 in nl.affine_range(0, c, chunk):
-                    cc = min(chunk, c - c0)
-                    tile = nl.ndarray((n, bb, rr, cc), dtype=src.dtype, name="columns_sbuf")
-                    for p0, p1 in partition_pieces(n, bb * rr * cc * item):
-                        nisa.dma_copy(dst=tile[p0:p1], src=pixels.ap(
-                            pattern=[[c, p1 - p0],  # partitions: output columns, pixels from the index tile
-                                     [rows * in_w * c, bb],  # batches b0 ..
-                                     [in_w * c, rr],  # rows r0 ..
-                                     [1, cc]],  # channels c0 ..
-                            offset=((b0 * rows + r0) * in_w) * c + c0,
-                            vector_offset=src_w[p0:p1, t:t + 1], indirect_dim=0))
-                        nisa.dma_copy(dst=dst.ap(
-                            pattern=[[c, p1 - p0],  # output columns t * 128 + p0 ..
-                                     [rows * out_w * c, bb],  # batches
-                                     [out_w * c, rr],  # rows
-                                     [1, cc]],  # channels
-                            offset=((b0 * rows + r0) * out_w + t * pmax + p0) * c + c0), src=tile[p0:p1])
+    tiles = math.ceil(out_w / pmax)
+    for t0 in nl.affine_range(0, tiles, INDEX_TILES):  # column tiles t0 .., their indices in one index tile
+        src_w = source_columns(plan.w, first=t0 * pmax, tiles=min(INDEX_TILES, tiles - t0))
+        for t in nl.affine_range(src_w.shape[1]):
+            j0 = (t0 + t) * pmax
+            n = min(pmax, out_w - j0)
+            for b0 in nl.affine_range(0, b, nb):
+                bb = min(nb, b - b0)
+                for r0 in nl.affine_range(0, rows, nr):
+                    rr = min(nr, rows - r0)
+                    for c0 in nl.affine_range(0, c, chunk):
+                        cc = min(chunk, c - c0)
+                        tile = nl.ndarray((n, bb, rr, cc), dtype=src.dtype, name="columns_sbuf")
+                        for p0, p1 in partition_pieces(n, bb * rr * cc * item):
+                            nisa.dma_copy(dst=tile[p0:p1], src=pixels.ap(
+                                pattern=[[c, p1 - p0],  # partitions: output columns, pixels from the index tile
+                                         [rows * in_w * c, bb],  # batches b0 ..
+                                         [in_w * c, rr],  # rows r0 ..
+                                         [1, cc]],  # channels c0 ..
+                                offset=((b0 * rows + r0) * in_w) * c + c0,
+                                vector_offset=src_w[p0:p1, t:t + 1], indirect_dim=0))
+                            nisa.dma_copy(dst=dst.ap(
+                                pattern=[[c, p1 - p0],  # output columns j0 + p0 ..
+                                         [rows * out_w * c, bb],  # batches
+                                         [out_w * c, rr],  # rows
+                                         [1, cc]],  # channels
+                                offset=((b0 * rows + r0) * out_w + j0 + p0) * c + c0), src=tile[p0:p1])
 
 
 def _gather_rows(src, dst, plan):
@@ -110,29 +120,32 @@ def _gather_rows(src, dst, plan):
     piece = max(1, CHUNK_BYTES // item)  # elements of a row per DMA
     pmax = nl.tile_size.pmax
     bases = _tile_bases(plan).tolist()
-    rows_of = _row_indices(plan, math.ceil(out_h / pmax))
     src_rows, dst_rows = src.reshape((b * in_rows, row)), dst.reshape((b * out_h, row))
-    for bi in nl.affine_range(b):
-        for t in nl.affine_range(rows_of.shape[1]):
-            oh0 = t * pmax
-            n = min(pmax, out_h - oh0)
-            for e0 in nl.affine_range(0, row, piece):
-                ee = min(piece, row - e0)
-                tile = nl.ndarray((n, ee), dtype=src.dtype, name="rows_sbuf")
-                for p0, p1 in partition_pieces(n, ee * item):
-                    nisa.dma_copy(dst=tile[p0:p1], src=src_rows.ap(
-                        pattern=[[row, p1 - p0],  # partitions: output rows, source rows from the index tile
-                                 [1, ee]],  # elements e0 .. of the row
-                        offset=(bi * in_rows + bases[t]) * row + e0,
-                        vector_offset=rows_of[p0:p1, t:t + 1], indirect_dim=0))
-                    nisa.dma_copy(dst=dst_rows.ap(
-                        pattern=[[row, p1 - p0],  # output rows oh0 + p0 ..
-                                 [1, ee]],  # elements e0 ..
-                        offset=(bi * out_h + oh0 + p0) * row + e0), src=tile[p0:p1])
+    tiles = math.ceil(out_h / pmax)
+    for t0 in nl.affine_range(0, tiles, INDEX_TILES):  # row tiles t0 .., their indices in one index tile
+        rows_of = _row_indices(plan, t0, min(INDEX_TILES, tiles - t0))
+        for bi in nl.affine_range(b):
+            for t in nl.affine_range(rows_of.shape[1]):
+                oh0 = (t0 + t) * pmax
+                n = min(pmax, out_h - oh0)
+                for e0 in nl.affine_range(0, row, piece):
+                    ee = min(piece, row - e0)
+                    tile = nl.ndarray((n, ee), dtype=src.dtype, name="rows_sbuf")
+                    for p0, p1 in partition_pieces(n, ee * item):
+                        nisa.dma_copy(dst=tile[p0:p1], src=src_rows.ap(
+                            pattern=[[row, p1 - p0],  # partitions: output rows, source rows from the index tile
+                                     [1, ee]],  # elements e0 .. of the row
+                            offset=(bi * in_rows + bases[t0 + t]) * row + e0,
+                            vector_offset=rows_of[p0:p1, t:t + 1], indirect_dim=0))
+                        nisa.dma_copy(dst=dst_rows.ap(
+                            pattern=[[row, p1 - p0],  # output rows oh0 + p0 ..
+                                     [1, ee]],  # elements e0 ..
+                            offset=(bi * out_h + oh0 + p0) * row + e0), src=tile[p0:p1])
 
 
-def _row_indices(plan, tiles):
-    """An int32 (min(128, out_h), tiles) tile: column t, partition p holds src_h(128 t + p) - src_h(128 t).
+def _row_indices(plan, t0: int, tiles: int):
+    """An int32 (min(128, out_h), tiles) tile: column t, partition p holds src_h(128 (t0 + t) + p) - src_h(128 (t0 +
+    t)).
 
     Relative to the tile's first source row (folded into the DMA offset at
     trace time), so the values stay small; rows past out_h get a clamped,
@@ -144,13 +157,13 @@ def _row_indices(plan, tiles):
     pmax = nl.tile_size.pmax
     p = min(pmax, h.out_size)
     if not h.on_chip:
-        rows = np.minimum(np.arange(p)[:, None] + pmax * np.arange(tiles)[None, :], h.out_size - 1)
-        return table_tile(h.src[rows] - _tile_bases(plan)[None, :], "src_h_idx")
+        rows = np.minimum(np.arange(p)[:, None] + pmax * np.arange(t0, t0 + tiles)[None, :], h.out_size - 1)
+        return table_tile(h.src[rows] - _tile_bases(plan)[None, t0:t0 + tiles], "src_h_idx")
     pos = nl.ndarray((p, tiles), dtype=nl.int32, name="out_row")
-    nisa.iota(pos, pattern=[[pmax, tiles]], offset=0, channel_multiplier=1)
+    nisa.iota(pos, pattern=[[pmax, tiles]], offset=t0 * pmax, channel_multiplier=1)
     src = scaled_floor(pos, h.scale, h.in_size - 1, "src_h")
     first = nl.ndarray((p, tiles), dtype=nl.int32, name="tile_first_row")
-    nisa.iota(first, pattern=[[pmax, tiles]], offset=0, channel_multiplier=0)
+    nisa.iota(first, pattern=[[pmax, tiles]], offset=t0 * pmax, channel_multiplier=0)
     base = scaled_floor(first, h.scale, h.in_size - 1, "tile_src_row")
     nisa.tensor_tensor(src, src, base, op=nl.subtract)
     return src
