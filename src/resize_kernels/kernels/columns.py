@@ -15,6 +15,7 @@ import math
 import operator
 from dataclasses import dataclass
 
+from ..intmath import ceil_div
 from ..machine.cost import TARGETS
 from ..nki import isa as nisa
 from ..nki import language as nl
@@ -77,8 +78,8 @@ def column_plan(plan, item: int, min_chunks: int = 1, partitions: int = 128):
     cc = max(1, min(in_c, TILE_BYTES // item))  # channels per chunk (all of them unless a pixel passes TILE_BYTES)
     wide = repeats_in_stores(cc * item, cc, partitions)
     budget = WIDE_TILE_BYTES if wide else TILE_BYTES  # wide pixels need no output tile: a larger source tile
-    cols = max(1, min(budget // (cc * item), -(-plan.w.out_size // min_chunks)))  # output columns per chunk at most
-    cols = -(-plan.w.out_size // -(-plan.w.out_size // cols))  # chunks of equal width: equal work per placement
+    cols = max(1, min(budget // (cc * item), ceil_div(plan.w.out_size, min_chunks)))  # output columns per chunk at most
+    cols = ceil_div(plan.w.out_size, ceil_div(plan.w.out_size, cols))  # chunks of equal width: equal work per placement
     out_w, runs = plan.w.out_size, plan.w.runs
     chunks, index_bytes = [], 0  # the column index tiles of the chunks that gather their columns: live throughout
     for j0 in range(0, out_w, cols):
@@ -136,7 +137,7 @@ def _most_copies(elements: int) -> int:
     """Column groups a row of ``elements`` elements repeats by copies at most: more, and the fixed cycles of their
     copies (E2) pass those of one nc_n_gather (E3c) over the row."""
     params = TARGETS["trn1"]
-    gather_fixed = params.gpsimd_fixed_cycles * -(-elements // 512)
+    gather_fixed = params.gpsimd_fixed_cycles * ceil_div(elements, 512)
     return max(GATHER_MIN_GROUPS, gather_fixed // params.vector_fixed_cycles)
 
 
@@ -224,7 +225,7 @@ def split_groups(groups, mid: int) -> tuple[list, list]:
     """``groups`` cut at output column ``mid`` (a run's first column): the members left of it, and the rest."""
     left, right = [], []
     for g in groups:
-        k = 0 if g.out0 >= mid else g.count if g.count == 1 else min(g.count, -(-(mid - g.out0) // g.out_step))
+        k = 0 if g.out0 >= mid else g.count if g.count == 1 else min(g.count, ceil_div(mid - g.out0, g.out_step))
         if k:
             left.append(g._replace(count=k))
         if k < g.count:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import contract, semantics
+from ..intmath import ceil_div
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import channel_chunk
@@ -96,7 +97,7 @@ def _wide_rows(plan, move):
     """Tiles of up to 128 pixels of one dy row; rows outer, so every dx pixel adds in row-major order."""
     pmax = nl.tile_size.pmax
     src_h, in_w, out_w = plan.h.src.tolist(), plan.w.in_size, plan.w.out_size
-    n_tiles = -(-out_w // pmax)
+    n_tiles = ceil_div(out_w, pmax)
     for g0 in nl.affine_range(0, n_tiles, COLUMN_GROUP):
         g = min(COLUMN_GROUP, n_tiles - g0)
         src_w = source_columns(plan.w, first=g0 * pmax, tiles=g)
@@ -122,7 +123,7 @@ def _flat_blocks(total, partitions, width):
 def _zero(acc, total):
     """acc = +0.0 everywhere (fresh memory holds garbage), by DMAs from one memset tile."""
     width = channel_chunk(total, 4, tiles=2)  # a memset float32 tile
-    partitions = min(nl.tile_size.pmax, -(-total // width))
+    partitions = min(nl.tile_size.pmax, ceil_div(total, width))
     zero = nl.ndarray((partitions, width), dtype=nl.float32, name="zero")
     nisa.memset(zero, 0.0)
     for off, p, w in _flat_blocks(total, partitions, width):
@@ -132,7 +133,7 @@ def _zero(acc, total):
 def _cast(acc, dx, total):
     """dx = acc cast from float32 to dx's dtype (round to nearest even), once, block by block."""
     width = channel_chunk(total, 4, tiles=2)  # a float32 tile and the narrowed one
-    partitions = min(nl.tile_size.pmax, -(-total // width))
+    partitions = min(nl.tile_size.pmax, ceil_div(total, width))
     blocks = list(_flat_blocks(total, partitions, width))
     for k in nl.affine_range(len(blocks)):
         off, p, w = blocks[k]

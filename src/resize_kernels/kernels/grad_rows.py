@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .. import contract, semantics
 from ..errors import InvalidValueError
+from ..intmath import ceil_div
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .plan import RowRun, column_groups, plan_resize
@@ -89,7 +90,7 @@ def resize_nearest_grad_rows_kernel(dy_tensor, in_shape, convention=None):
     depth = plan.h.max_repeat  # dy rows per dx row at most
     tiles = _row_tiles(plan)
     pieces = [(tile, chunk) for tile in tiles  # one pipeline: about PIECES in all
-              for chunk in _column_chunks(plan, depth, c // tile[2], item, -(-PIECES // len(tiles)))]
+              for chunk in _column_chunks(plan, depth, c // tile[2], item, ceil_div(PIECES, len(tiles)))]
     size = max(depth * nd * cc for _, (_, _, _, nd, _, _, cc, _) in pieces)  # dy elements per partition, at most
     partitions = max(rows * blocks for _, rows, blocks in tiles)
     dy_tiles = [nl.ndarray((partitions, size), dtype=dtype, name="dy_rows")
@@ -248,9 +249,9 @@ def _column_chunks(plan, depth: int, channels: int, item: int, pieces: int = 1) 
     cc = max(1, min(channels, ACC_BYTES // 4, DY_TILE_BYTES // (depth * plan.w.max_repeat * item)))
     nj = max(1, min(ACC_BYTES // (4 * cc), DY_TILE_BYTES // (depth * plan.w.max_repeat * cc * item)))
     if pieces > 1:  # an add's elements are about nj * cc over the groups of a chunk (the width's period)
-        per_channels = -(-pieces // -(-channels // cc))  # column chunks wanted per chunk of channels
+        per_channels = ceil_div(pieces, ceil_div(channels, cc))  # column chunks wanted per chunk of channels
         groups = len(column_groups(runs)) if runs else 1
-        nj = min(nj, max(-(-in_w // per_channels), -(-MIN_PIECE_ELEMENTS * groups // cc)))
+        nj = min(nj, max(ceil_div(in_w, per_channels), ceil_div(MIN_PIECE_ELEMENTS * groups, cc)))
     chunks = []
     for j0 in range(0, in_w, nj):
         j1 = min(in_w, j0 + nj)

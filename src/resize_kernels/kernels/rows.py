@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import contract, semantics
 from ..errors import InvalidValueError
+from ..intmath import ceil_div
 from ..machine.cost import PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
 from ..nki import isa as nisa
 from ..nki import language as nl
@@ -102,7 +103,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
         ENGINE_PASSES times (narrower chunks take less SBUF, so the blocks' rows per partition still fit), each
         move on the 8-aligned partitions whose DMA engines carry the least so far (one engine per 8 partitions)."""
         b_cc, b_wide, b_chunks = cc, wide, chunks
-        wanted = chunks_for_engines(sum(-(-blk[0] // PARTITIONS_PER_DMA_ENGINE) for blk in blocks), row_out * item,
+        wanted = chunks_for_engines(sum(ceil_div(blk[0], PARTITIONS_PER_DMA_ENGINE) for blk in blocks), row_out * item,
                                      out_w, max(len(chunks), 1) * chunk_factor)
         if wanted > len(chunks):
             b_cc, b_wide, b_chunks, _ = column_plan(plan, item, wanted, _tile_rows(plan))
@@ -153,13 +154,13 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
         # t's indices in its column t (partition q0 + i: flat row first + t * rows + i, whose source row is
         # batch * in_h + src_h(row))
         total = out_b * out_h
-        tiles = -(-total // pmax) if total >= pmax else 2
-        balanced = [(0, -(-total // tiles), tiles)]  # equal tiles, as few as hold the rows, two at least
+        tiles = ceil_div(total, pmax) if total >= pmax else 2
+        balanced = [(0, ceil_div(total, tiles), tiles)]  # equal tiles, as few as hold the rows, two at least
         whole = [(0, pmax, total // pmax)] if total >= pmax else []  # whole tiles, then the rest in pieces
         if total % pmax:
             rest = total % pmax
-            size = -(-rest // -(-rest // (pmax // 2)))
-            whole.append((total - rest, size, -(-rest // size)))
+            size = ceil_div(rest, ceil_div(rest, pmax // 2))
+            whole.append((total - rest, size, ceil_div(rest, size)))
 
         def flat_blocks(families):
             out = []
@@ -188,8 +189,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
         # (more rows than float32 divides exactly) tiles of rows rows of a batch (two halves on the two halves of
         # the DMA engines when out_h < 128); tile t's indices are column t of an index tile, one per placement
         # (partition q0 + i: row t * rows + i)
-        rows = pmax if out_h >= pmax else -(-out_h // 2)
-        tiles = -(-out_h // rows)
+        rows = pmax if out_h >= pmax else ceil_div(out_h, 2)
+        tiles = ceil_div(out_h, rows)
         full = out_h // rows
         k_max = _rows_per_block(fit, in_b * full)
         for b in range(in_b):
@@ -313,7 +314,7 @@ def _tile_rows(plan) -> int:
 
 def _rows_per_block(fit: int, tiles: int) -> int:
     """Output rows per partition in a block: as many as fit, but few enough for MIN_BLOCKS blocks to pipeline."""
-    return max(1, min(fit, -(-tiles // MIN_BLOCKS)))
+    return max(1, min(fit, ceil_div(tiles, MIN_BLOCKS)))
 
 
 def _starts(n: int, step: int, fit: int, full: int) -> list[int]:

@@ -9,6 +9,7 @@ multi-buffering). Which schedule a shape takes is the selection stage's call (``
 
 from __future__ import annotations
 
+from ..intmath import ceil_div
 from ..machine.cost import DMA_ENGINES, PARTITIONS_PER_DMA_ENGINE  # SBUF partitions one DMA engine serves (D1)
 from .columns import TILE_BYTES
 
@@ -33,7 +34,7 @@ def chunks_for_engines(engine_slots: int, row_bytes: int, out_w: int, at_least: 
     """Column chunks for moves that cover ``engine_slots`` DMA engines per chunk to cover every engine
     ENGINE_PASSES times (``at_least`` in any case), as far as output rows of ``row_bytes`` allow chunks of
     MIN_CHUNK_BYTES."""
-    wanted = max(at_least, -(-ENGINE_PASSES * DMA_ENGINES // max(1, engine_slots)))
+    wanted = max(at_least, ceil_div(ENGINE_PASSES * DMA_ENGINES, max(1, engine_slots)))
     return max(1, min(wanted, out_w, row_bytes // MIN_CHUNK_BYTES))
 
 

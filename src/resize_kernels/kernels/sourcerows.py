@@ -14,6 +14,7 @@ import operator
 
 from .. import contract
 from ..errors import InvalidValueError
+from ..intmath import ceil_div
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .columns import column_index_tile, column_plan, expand_columns, tile_elements
@@ -184,14 +185,14 @@ def _in_order(chunk) -> bool:
 def _tile_runs(plan) -> int:
     """Runs (partitions) per tile: balanced tiles of up to 128, no short last tile on few DMA engines."""
     runs, pmax = len(plan.h.runs), nl.tile_size.pmax
-    return -(-runs // -(-runs // pmax))
+    return ceil_div(runs, ceil_div(runs, pmax))
 
 
 def _source_row_chunks(plan) -> int:
     """Column chunks the source-rows kernel cuts rows into at least: enough for MIN_BLOCKS pieces of work (tiles
     of runs x chunks) over all batches, so that loads, copies and stores of successive pieces overlap."""
-    tiles = plan.in_shape[0] * -(-len(plan.h.runs) // nl.tile_size.pmax)
-    blocks = -(-MIN_BLOCKS // tiles)
+    tiles = plan.in_shape[0] * ceil_div(len(plan.h.runs), nl.tile_size.pmax)
+    blocks = ceil_div(MIN_BLOCKS, tiles)
     return blocks
 
 

@@ -105,6 +105,7 @@ import numpy as np
 
 from ..display import html_table
 from ..errors import InvalidValueError
+from ..intmath import ceil_div
 from . import dtypes
 from .access import AccessPattern
 from .isa import (DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcNGather, Program, TensorCopy,
@@ -186,7 +187,7 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
     if inst.engine == "gpsimd" and isinstance(inst, TensorCopy):  # E3b
         return params.gpsimd_fixed_cycles + max(params.vector_floor_cycles, n)
     if isinstance(inst, NcNGather):  # E3c
-        return params.gpsimd_fixed_cycles * -(-n // 512) + n
+        return params.gpsimd_fixed_cycles * ceil_div(n, 512) + n
     if inst.engine not in ("vector", "scalar"):
         raise InvalidValueError(f"the cost model knows no costs for {inst.opcode} on engine {inst.engine!r}; "
                                 f"add them to machine/cost.py")
@@ -261,7 +262,7 @@ def dma_shape(dma: DmaCopy) -> DmaShape:
 def dma_packets(shape: DmaShape, params: CostParams) -> list[tuple[int, float]]:
     """(DMA engine, microseconds it is busy) for each packet of a transfer (D1, D2)."""
     if shape.first_partition < 0:  # HBM to HBM: rows spread over the engines (D1)
-        n = min(params.dma_engines, -(-shape.partitions // PARTITIONS_PER_DMA_ENGINE))
+        n = min(params.dma_engines, ceil_div(shape.partitions, PARTITIONS_PER_DMA_ENGINE))
         busy_ns = (shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps) / n
         return [(e, busy_ns / 1e3) for e in range(n)]
     whole = shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps

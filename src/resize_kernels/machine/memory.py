@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidValueError, ResourceError
+from ..intmath import ceil_div
 from . import dtypes
 from .errors import SbufCapacityError
 
@@ -114,7 +115,7 @@ class SbufAllocator:
                 f"{self.memory.upper()} allocation of tile {tile.name!r} ({dtypes.short_name(dtype)}{list(shape)}) "
                 f"needs {need} bytes per partition, but only {self.capacity - self.top} of {self.capacity} are free "
                 f"({self.top} in use); split the tile's free dimension or {hint}")
-        self.top += -(-need // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+        self.top += ceil_div(need, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
         self.high_water = max(self.high_water, self.top)
         self.reach[partitions] = max(self.reach.get(partitions, 0), tile.address + need)
         return tile

@@ -24,6 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import InvalidTypeError, InvalidValueError, not_simulated
+from ..intmath import ceil_div
 from ..machine import dtypes
 from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS, SBUF_ALIGNMENT
@@ -325,7 +326,7 @@ def affine_range(*args):
 
 
 def _aligned(nbytes: int) -> int:
-    return -(-nbytes // SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+    return ceil_div(nbytes, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
 
 
 def _scoped_range(*args):

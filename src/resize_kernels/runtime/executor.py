@@ -44,6 +44,7 @@ from ..compiler.hlo.attributes import parse_int
 from ..compiler.hlo.lexer import HloParseError, printable
 from ..compiler.hlo.shape import leaf_shapes
 from ..errors import InvalidTypeError, InvalidValueError, ResourceError
+from ..intmath import ceil_div
 from ..machine.errors import MachineError
 from ..machine.isa import Program
 from ..machine.memory import check_host_memory
@@ -579,7 +580,7 @@ def _slice(inst):
                                           for (a, b, c), n in zip(ranges, operand.dims)):
         raise ExecutionError(f"slice {inst.name!r} requires one range 0 <= start <= limit <= size with a stride of "
                              f"at least 1 per dimension of {operand}, got slice={text}")
-    dims = tuple(-(-(b - a) // c) for a, b, c in ranges)
+    dims = tuple(ceil_div(b - a, c) for a, b, c in ranges)
     _check_dims(inst, dims, f"slice={text}")
     index = tuple(slice(a, b, c) for a, b, c in ranges)
     return lambda x: x[index].copy()

@@ -74,6 +74,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import InvalidTypeError, ResourceError
+from ...intmath import ceil_div
 from .attributes import IntList, Literal, String, Window
 from .cursor import MAX_DEPTH, Cursor
 from .ir import HloComputation, HloInstruction, HloModule
@@ -2054,7 +2055,7 @@ class _Parser(Cursor):
         if not len(starts) == len(limits) == len(strides) == operand.rank or any(
                 not 0 <= s <= l <= n or st < 1 for s, l, st, n in zip(starts, limits, strides, operand.dims)):
             self.fail(token, f"{operand.rank} ranges start:limit[:stride] within {list(operand.dims)}")
-        dims = tuple(-(-(l - s) // st) for s, l, st in zip(starts, limits, strides))
+        dims = tuple(ceil_div(l - s, st) for s, l, st in zip(starts, limits, strides))
         if not compatible(result, Shape(operand.element_type, dims)):
             self.fail(op.type_token, f"the result type {_type_text(Shape(operand.element_type, dims))}",
                       _type_text(result))
