@@ -15,7 +15,9 @@ vector-engine and GpSimd copies into an output tile stored as whole rows
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -90,12 +92,10 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
 
     cc, wide, chunks, fit = column_plan(plan, item, 1, _tile_rows(plan))
     pmax = nl.tile_size.pmax
-    blocks = []  # blocks of tiles: (p, k_rows, index_of, base rows, out row, k_stride, family)
+    blocks = []  # blocks of tiles (_Block)
 
-    def add(p, k_rows, index_of, base_rows, out_row, k_stride, family=0):
-        """k_rows output rows per partition: row k of partition i is output row out_row + k * k_stride + i, whose
-        source row is base_rows[k] + index_of(k, q0, tile)[i], the index tile placed at partition q0."""
-        blocks.append((p, k_rows, index_of, tuple(base_rows), out_row, k_stride, family))
+    def add(p, k_rows, index_of, base_rows, out_row, k_stride):
+        blocks.append(_Block(p, k_rows, index_of, tuple(base_rows), out_row, k_stride))
 
     def plan_moves(blocks):
         """The blocks' column plan, moves (one per block, column chunk and channel chunk), their first partitions
@@ -103,11 +103,11 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
         ENGINE_PASSES times (narrower chunks take less SBUF, so the blocks' rows per partition still fit), each
         move on the 8-aligned partitions whose DMA engines carry the least so far (one engine per 8 partitions)."""
         b_cc, b_wide, b_chunks = cc, wide, chunks
-        wanted = chunks_for_engines(sum(ceil_div(blk[0], PARTITIONS_PER_DMA_ENGINE) for blk in blocks), row_out * item,
+        wanted = chunks_for_engines(sum(ceil_div(blk.p, PARTITIONS_PER_DMA_ENGINE) for blk in blocks), row_out * item,
                                      out_w, max(len(chunks), 1) * chunk_factor)
         if wanted > len(chunks):
             b_cc, b_wide, b_chunks, _ = column_plan(plan, item, wanted, _tile_rows(plan))
-        moves = [_Move(*blk[:6], k, c0, blk[6]) for blk in blocks for k in range(len(b_chunks))
+        moves = [_Move(**blk._asdict(), k=k, c0=c0) for blk in blocks for k in range(len(b_chunks))
                  for c0 in range(0, in_c, b_cc)]
         starts, load = balance([(m.p, m.k_rows * _chunk_elements(b_chunks[m.k], min(b_cc, in_c - m.c0)))
                                  for m in moves], pmax)
@@ -170,8 +170,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
                 for t0 in _starts(tiles, 1, k_max, full):
                     k_rows = min(k_max, full - t0) if t0 < full else 1
                     p = min(rows, total - first - t0 * rows)
-                    out.append((p, k_rows, lambda r, q0, tile, t0=t0, p=p: tile[q0:q0 + p, t0 + r:t0 + r + 1],
-                                (0,) * k_rows, first + t0 * rows, rows, f))
+                    out.append(_Block(p, k_rows, lambda r, q0, tile, t0=t0, p=p: tile[q0:q0 + p, t0 + r:t0 + r + 1],
+                                      (0,) * k_rows, first + t0 * rows, rows, f))
             return out
 
         families = balanced if tiling == "balanced" else whole
@@ -255,21 +255,33 @@ TILINGS = ("balanced", "whole")
 DEFAULT_SCHEDULE = ("balanced", 1)
 
 
-@dataclass(frozen=True)
-class _Move:
-    """One transfer of the rows kernel: k_rows output rows on each of p partitions (row k of partition i is output
-    row out_row + k * k_stride + i, whose source row is base_rows[k] + index_of(k, q0, index tile)[i]), column
-    chunk k, channels from c0."""
+class _Block(NamedTuple):
+    """k_rows output rows on each of p partitions: row k of partition i is output row out_row + k * k_stride + i,
+    whose source row is base_rows[k] + index_of(k, q0, tile)[i], the index tile of its family of tiles placed at
+    partition q0."""
 
     p: int
     k_rows: int
-    index_of: object
+    index_of: Callable
     base_rows: tuple
     out_row: int
     k_stride: int
+    family: int = 0
+
+
+@dataclass(frozen=True)
+class _Move:
+    """One transfer of the rows kernel: a block's column chunk k, channels from c0 (the block's fields as its own)."""
+
+    p: int
+    k_rows: int
+    index_of: Callable
+    base_rows: tuple
+    out_row: int
+    k_stride: int
+    family: int
     k: int
     c0: int
-    family: int = 0
 
 
 def _chunk_elements(chunk, c: int) -> int:

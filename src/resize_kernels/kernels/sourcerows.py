@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import operator
+from typing import NamedTuple
 
 from .. import contract
 from ..errors import InvalidValueError
@@ -19,7 +20,7 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .columns import column_index_tile, column_plan, expand_columns, tile_elements
 from .dma import broadcast_pairs
-from .plan import column_groups, plan_resize
+from .plan import ColumnGroup, column_groups, plan_resize
 from .registration import FORWARD, KernelRecord, register
 from .schedule import CHUNK_FACTORS, MIN_BLOCKS, balance, buffer_count
 
@@ -71,12 +72,13 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
     tiles = _source_row_tiles(plan)
     moves = [(b, t, k, c0) for b in range(in_b) for t in range(len(tiles)) for k in range(len(chunks))
              for c0 in range(0, in_c, cc)]
-    out_rows = [sum(g.count * g.repeat for _, _, g in groups) for _, groups, _ in tiles]  # output rows per tile
+    out_rows = [sum(s.group.count * s.group.repeat for s in tile.stores) for tile in tiles]  # output rows per tile
     spans = [_loaded_columns(chunk) for chunk in chunks]
     # each move on the 8-aligned partitions whose DMA engines carry the least so far: its loads and its stores
-    starts, _ = balance([(tiles[t][0], (spans[k] + chunks[k].nj * out_rows[t] // tiles[t][0]) * min(cc, in_c - c0))
+    starts, _ = balance([(tiles[t].partitions, (spans[k] + chunks[k].nj * out_rows[t] // tiles[t].partitions)
+                          * min(cc, in_c - c0))
                        for _, t, k, c0 in moves], nl.tile_size.pmax)
-    top = max(q0 + tiles[t][0] for q0, (_, t, _, _) in zip(starts, moves))
+    top = max(q0 + tiles[t].partitions for q0, (_, t, _, _) in zip(starts, moves))
     column_index = {k: column_index_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c, top)
                     for k, chunk in enumerate(chunks) if chunk.groups is None}
 
@@ -95,7 +97,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
         sources = src_pool[n % buffers]
         part, s0, ns, c = tile_elements(sources), chunks[k].runs[0].src, spans[k], min(cc, in_c - c0)
         chunk = chunks[k]
-        for q, step, count, src0, src_step in tiles[t][2]:
+        for q, step, count, src0, src_step in tiles[t].loads:
             if chunk.spanned:
                 # load: [src_step * row_in, count] source rows in arithmetic progression (consecutive ones for an
                 # upsample); [in_c, ns] the span's columns from s0; [1, c] channels. SBUF: partitions q0 + q,
@@ -122,7 +124,7 @@ def resize_nearest_source_rows_kernel(data_tensor, out_shape, schedule=None):
         if n + buffers - 1 < len(moves):
             load(n + buffers - 1)
         (b, t, k, c0), q0 = moves[n], starts[n]
-        p, groups, _ = tiles[t]
+        p, groups = tiles[t].partitions, tiles[t].stores
         chunk, c, sources = chunks[k], min(cc, in_c - c0), src_pool[n % buffers]
         s0, ns, nj, j0 = chunk.runs[0].src, spans[k], chunk.nj, chunk.j0
         if wide and not _in_order(chunk):  # repeat rows and columns in the stores' SBUF-side patterns
@@ -196,13 +198,37 @@ def _source_row_chunks(plan) -> int:
     return blocks
 
 
+class _Store(NamedTuple):
+    """A row group (a ColumnGroup of rows) whose runs sit at partitions q, q + step, ..: one store."""
+
+    q: int
+    step: int
+    group: ColumnGroup
+
+
+class _Load(NamedTuple):
+    """Source rows src0, src0 + src_step, .. (count of them) into partitions q, q + step, ..: one load."""
+
+    q: int
+    step: int
+    count: int
+    src0: int
+    src_step: int
+
+
+class _Tile(NamedTuple):
+    """One tile of the height's runs, a run per partition: its stores and its loads."""
+
+    partitions: int
+    stores: list
+    loads: list
+
+
 @functools.lru_cache(maxsize=8)
-def _source_row_tiles(plan) -> list:
-    """The height's runs in tiles of up to 128 (one per partition): [(partitions, stores, loads)]. A store is
-    (first partition, partition step, row group), a row group being a ColumnGroup of rows (its runs at
-    partitions q, q + step, ..); a load is (first partition, partition step, partitions, first source row, source
-    row step): the tile's source rows cut into arithmetic progressions of consecutive partitions (one for an
-    upsample, whose rows are consecutive), or the row groups' where they are fewer (periodic maps, 0.7x say).
+def _source_row_tiles(plan) -> list[_Tile]:
+    """The height's runs in tiles of up to 128 (one per partition). A tile's loads are its source rows cut into
+    arithmetic progressions of consecutive partitions (one for an upsample, whose rows are consecutive), or its
+    stores' row groups where they are fewer (periodic maps, 0.7x say).
 
     Memoized (plans are immutable, one per shape): the traces of one shape's schedule settings ask for the same
     tiles; a few entries suffice.
@@ -218,17 +244,17 @@ def _source_row_tiles(plan) -> list:
 
         def at(first, tile=tile):  # the tile's partition holding the run of output row ``first``
             return bisect.bisect_left(tile, first, key=_first)
-        stores = [(at(g.out0), at(g.out0 + g.out_step) - at(g.out0) if g.count > 1 else 1, g)
+        stores = [_Store(at(g.out0), at(g.out0 + g.out_step) - at(g.out0) if g.count > 1 else 1, g)
                   for g in column_groups(tile)]
         loads, a = [], i
         while a < end:  # a progression takes its first two runs, then each run as far from the one before
             k = bisect.bisect_right(changes, a + 1)
             m = min(changes[k] if k < len(changes) else end, end) - 1  # its last run
-            loads.append((a - i, 1, m + 1 - a, srcs[a], srcs[a + 1] - srcs[a] if m > a else 1))
+            loads.append(_Load(a - i, 1, m + 1 - a, srcs[a], srcs[a + 1] - srcs[a] if m > a else 1))
             a = m + 1
         if len(stores) < len(loads):  # a periodic map (a downsample by 0.7, say): load by the stores' row groups
-            loads = [(q, step, g.count, g.src0, g.src_step) for q, step, g in stores]
-        tiles.append((len(tile), stores, loads))
+            loads = [_Load(s.q, s.step, s.group.count, s.group.src0, s.group.src_step) for s in stores]
+        tiles.append(_Tile(len(tile), stores, loads))
     return tiles
 
 
