@@ -128,7 +128,7 @@ def _spanned(runs, pixel_bytes: int) -> bool:
 #: A chunk of narrow pixels with more column groups than this (and than ``_most_copies`` allows) repeats its
 #: columns with one nc_n_gather per row (150 GpSimd cycles per 512 elements + one per element, E3c) instead of a
 #: tensor_copy per group (80 cycles + N each, E2), its column index built once (three to five instructions) while
-#: the chunks' indexes fit GATHER_INDEX_BYTES per partition.
+#: the chunks' indexes fit GATHER_INDEX_BYTES per partition (twice that with the one temporary each is built in).
 GATHER_MIN_GROUPS = 8
 GATHER_INDEX_BYTES = 32 * 1024
 
@@ -150,14 +150,16 @@ def column_index_tile(plan, j0: int, nj: int, s0: int, c: int, top: int):
     if c == 1 and s0 == 0 and plan.w.limit is None:  # the floor is the index: exact in float32, cast to uint32
         nisa.activation(index, "floor", pos.ap(pattern=[[nj, top], [1, nj]]), scale=plan.w.scale)
         return index
-    src = scaled_floor(pos, plan.w.scale, plan.w.limit, "src_w")  # floor(float32(j) * float32(in_w / out_w))
+    # in place: the index and one temporary, the two tiles column_plan budgets for (GATHER_INDEX_BYTES)
+    src = scaled_floor(pos, plan.w.scale, plan.w.limit, "src_w", out=pos)  # floor(float32(j) * float32(in_w/out_w))
     flat = src.ap(pattern=[[nj * c, top], [1, nj * c]])
     if c == 1:  # src_w - s0, exact in float32 (values below 2**24), cast to uint32
         nisa.tensor_scalar(index, flat, op0=nl.subtract, operand0=s0)
         return index
     nisa.tensor_scalar(src, src, op0=nl.subtract, operand0=s0, op1=nl.multiply, operand1=c)  # first element
-    nisa.iota(pos, pattern=[[0, nj], [1, c]], offset=0, channel_multiplier=0)  # plus the channel
-    nisa.tensor_tensor(index, flat, pos.ap(pattern=[[nj * c, top], [1, nj * c]]), op=nl.add)
+    nisa.iota(index.ap(pattern=[[nj * c, top], [c, nj], [1, c]]), pattern=[[0, nj], [1, c]], offset=0,
+              channel_multiplier=0)  # the channel
+    nisa.tensor_tensor(index, flat, index, op=nl.add)  # plus the first element
     return index
 
 
