@@ -9,7 +9,6 @@ one.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import itertools
@@ -100,17 +99,6 @@ class Tracer:
     def release(self, mark: tuple) -> None:
         self.allocator.release(mark[0])
         self.psum_allocator.release(mark[1])
-
-
-@contextlib.contextmanager
-def suspended():
-    """Set the current trace aside, so that a kernel may trace another kernel of its own (auto's dispatch)."""
-    saved = getattr(_state, "tracer", None)
-    _state.tracer = None
-    try:
-        yield
-    finally:
-        _state.tracer = saved
 
 
 def tracing() -> bool:
