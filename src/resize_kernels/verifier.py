@@ -515,7 +515,7 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
 
 #: What a sweep's proof depends on: the reference, the contract, the kernels, the tracer and the machine model.
 #: A checkpoint's chunk counts only for code whose sources hash to the same fingerprint.
-PROOF_SOURCES = ("semantics.py", "contract.py", "kernels", "machine", "nki")
+PROOF_SOURCES = ("semantics.py", "contract.py", "intmath.py", "select.py", "kernels", "machine", "nki")
 
 
 @functools.lru_cache(maxsize=1)
