@@ -11,6 +11,7 @@ from resize_kernels.kernels import FORWARD, GRAD, candidates, fallback, names, r
 from resize_kernels.kernels import registration
 from resize_kernels.kernels.plan import plan_resize
 from resize_kernels.machine.cost import program_cost
+from resize_kernels.machine.errors import SbufCapacityError
 from resize_kernels.nki import TensorSpec, trace
 
 DTYPE_OF = {1: "uint8", 2: "float16", 4: "float32"}
@@ -74,14 +75,15 @@ def test_a_named_kernel_is_traced_and_its_settings_compared_on_larger_outputs():
 # -- the accepted shapes that used to raise, and the error policy -----------------------------------------------
 
 @pytest.mark.parametrize("in_shape, out_hw", [((1, 64, 8192, 8), (100, 12000)), ((4, 228, 247, 8), (638, 757))])
-def test_shapes_whose_first_candidates_overflow_sbuf_are_resized_exactly(in_shape, out_hw, rng):
-    """Each raised SbufCapacityError from auto (and rk.cost) before the selection stage skipped such pairs."""
+def test_shapes_that_overflowed_sbuf_are_resized_exactly(in_shape, out_hw, rng):
+    """Each raised SbufCapacityError from the default (and rk.cost) before the selection stage, whose candidates
+    overflowed SBUF at their first settings (column index tiles built in three tiles each, two now)."""
     x = rng.integers(-2**31, 2**31 - 1, size=in_shape, dtype=np.int32).view(np.float32)
     want = rk.semantics.resize_nearest_reference(x, out_hw)
     np.testing.assert_array_equal(rk.resize_nearest(x, out_hw).view(np.int32), want.view(np.int32))
-    selection = rk.trace_resize(in_shape, out_hw).selection
-    assert any("SBUF allocation" in (c.reason or "") for c in selection.candidates)
     assert rk.cost(in_shape, out_hw).modelled_us > 0
+    for kernel in ("rows", "sourcerows"):  # every setting tried fits now
+        assert all(c.reason is None for c in rk.trace_resize(in_shape, out_hw, kernel=kernel).selection.candidates)
 
 
 def with_candidates(monkeypatch, op, fail: set, error=rk.errors.ResourceError("no room")):
@@ -94,8 +96,10 @@ def with_candidates(monkeypatch, op, fail: set, error=rk.errors.ResourceError("n
             monkeypatch.setitem(registration._RECORDS, (op, r.name), dataclasses.replace(r, function=failing))
 
 
-def test_a_candidate_that_fails_is_skipped_with_its_reason(monkeypatch):
-    with_candidates(monkeypatch, FORWARD, {"rows"}, rk.errors.InvalidValueError("rows refuses; do this"))
+@pytest.mark.parametrize("error", [rk.errors.InvalidValueError("rows refuses; do this"),
+                                   SbufCapacityError("rows refuses; split the tile")])
+def test_a_candidate_that_fails_is_skipped_with_its_reason(monkeypatch, error):
+    with_candidates(monkeypatch, FORWARD, {"rows"}, error)
     selection = chosen((1, 30, 20, 4), (1, 59, 38, 4)).selection
     assert selection.kernel == "sourcerows"
     assert selection.candidates[0] == select.Candidate("rows", ("balanced", 1), reason="rows refuses")

@@ -161,13 +161,7 @@ class _Search:
     def default(self) -> Program:
         """The default's choice: the fastest candidate on larger outputs, else the first that fits by rank; the
         fallback where none fits."""
-        records = []
-        for r in kernels.candidates(self.op):
-            reason = self._refusal(r) or r.skipped_by_default(self.plan, self.item)
-            if reason:
-                self.tried.append(Candidate(r.name, reason=reason))
-            else:
-                records.append(r)
+        records = kernels.candidates(self.op)
         if self.work_bytes >= COMPARE_FROM_BYTES[self.op]:
             chosen = self._fastest(records)
             if chosen is None:  # none within CANDIDATE_INSTRUCTIONS: those that passed it, with more
@@ -188,18 +182,18 @@ class _Search:
         take the shape."""
         lines = record.settings(self.plan, self.item)
         several = len(lines) + len(lines[0]) > 2
-        chosen = self._fastest([record]) if several and self.work_bytes >= TUNE_FROM_BYTES else None
+        chosen = self._fastest([record], False) if several and self.work_bytes >= TUNE_FROM_BYTES else None
         if chosen is None:
             chosen = self._traced(record, lines[0][0], None), "named"
         return self._recorded(*chosen)
 
-    def _fastest(self, records: list[KernelRecord]):
+    def _fastest(self, records: list[KernelRecord], by_default: bool = True):
         """(Program, Candidate), rule of the (kernel, setting) with the lowest score, or None: the kernels' lines
         of settings in rounds (every line's first setting, then every line's second, ...); a line is given up
         once a setting scores worse than the one before or passes a budget (finer settings take more)."""
         tune = self.work_bytes >= TUNE_FROM_BYTES
-        lines = [[r, iter(line if tune else line[:1]), math.inf]
-                 for r in records for line in r.settings(self.plan, self.item)[:None if tune else 1]]
+        lines = [[r, iter(line if tune else line[:1]), math.inf] for r in records if self._takes(r, by_default)
+                 for line in r.settings(self.plan, self.item)[:None if tune else 1]]
         best = None
         while lines:
             for entry in list(lines):
@@ -228,6 +222,8 @@ class _Search:
     def _first(self, records: list[KernelRecord], rule: str):
         """(Program, Candidate), rule of the first kernel (its default setting) that fits LARGE_INSTRUCTIONS."""
         for r in records:
+            if not self._takes(r):
+                continue
             got = self._attempt(r, self._default_setting(r), LARGE_INSTRUCTIONS)
             if got is not None:
                 return got, rule
@@ -264,11 +260,15 @@ class _Search:
     def _default_setting(self, record: KernelRecord):
         return record.settings(self.plan, self.item)[0][0]
 
-    def _refusal(self, record: KernelRecord) -> str | None:
-        """Why ``record`` cannot take this problem at all (a convention it does not take, a shape), or None."""
-        if self.convention is not None and not record.conventions:
-            return f"computes the compiler's map on chip, not {self.convention.describe()}"
-        return record.applies(self.plan, self.item)
+    def _takes(self, record: KernelRecord, by_default: bool = True) -> bool:
+        """Whether ``record`` is worth tracing for this problem, its reason kept where not: a convention it does not
+        take, a shape it does not apply to, or (``by_default``) a shape the default does not try it on."""
+        reason = f"computes the compiler's map on chip, not {self.convention.describe()}" if (
+            self.convention is not None and not record.conventions) else record.applies(self.plan, self.item)
+        reason = reason or (record.skipped_by_default(self.plan, self.item) if by_default else None)
+        if reason:
+            self.tried.append(Candidate(record.name, reason=reason))
+        return not reason
 
     def _recorded(self, chosen: tuple, rule: str) -> Program:
         program, candidate = chosen
