@@ -16,7 +16,6 @@ vector-engine and GpSimd copies into an output tile stored as whole rows
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -107,10 +106,10 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
                                      out_w, max(len(chunks), 1) * chunk_factor)
         if wanted > len(chunks):
             b_cc, b_wide, b_chunks, _ = column_plan(plan, item, wanted, _tile_rows(plan))
-        moves = [_Move(**blk._asdict(), k=k, c0=c0) for blk in blocks for k in range(len(b_chunks))
+        moves = [_Move(blk, k, c0) for blk in blocks for k in range(len(b_chunks))
                  for c0 in range(0, in_c, b_cc)]
-        starts, load = balance([(m.p, m.k_rows * _chunk_elements(b_chunks[m.k], min(b_cc, in_c - m.c0)))
-                                 for m in moves], pmax)
+        starts, load = balance([(blk.p, blk.k_rows * _chunk_elements(b_chunks[k], min(b_cc, in_c - c0)))
+                                 for blk, k, c0 in moves], pmax)
         return b_cc, b_wide, b_chunks, moves, starts, load
 
     if out_h <= pmax // 2 and (pmax // out_h) * in_h < semantics.MAX_DIM:
@@ -212,7 +211,7 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     cc, wide, chunks, moves, starts, _ = plan_moves(blocks)
     tops = {}  # (family, first partition) -> partitions its index tile must hold
     for m, q0 in zip(moves, starts):
-        tops[m.family, q0] = max(tops.get((m.family, q0), 0), m.p)
+        tops[m.block.family, q0] = max(tops.get((m.block.family, q0), 0), m.block.p)
     index_tiles = {key: index_at(*key, top) for key, top in sorted(tops.items())}
     column_tile = _column_index_table if tables or not plan.w.on_chip else column_index_tile
     column_index = {k: column_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c,
@@ -220,8 +219,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
                     for k, chunk in enumerate(chunks) if chunk.groups is None}  # chunks repeating by nc_n_gather
 
     # the data tiles: buffers allocated once and taken in turn (NKI's multi-buffering), as many as fit POOL_BYTES
-    src_elements = max(m.k_rows * _source_columns(chunks[m.k]) * min(cc, in_c - m.c0) for m in moves)
-    out_elements = max([m.k_rows * chunks[m.k].nj * min(cc, in_c - m.c0) for m in moves
+    src_elements = max(m.block.k_rows * _source_columns(chunks[m.k]) * min(cc, in_c - m.c0) for m in moves)
+    out_elements = max([m.block.k_rows * chunks[m.k].nj * min(cc, in_c - m.c0) for m in moves
                         if _expands(chunks[m.k], wide)] or [0])
     buffers = buffer_count((src_elements + out_elements) * item)
     src_pool = [nl.ndarray((pmax, src_elements), dtype=dtype, name="row_sources") for _ in range(buffers)]
@@ -229,10 +228,10 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
                 ] if out_elements else [None] * buffers
 
     def gather(n):
-        m, q0 = moves[n], starts[n]
-        indexes = [m.index_of(r, q0, index_tiles[m.family, q0]) for r in range(m.k_rows)]
-        return _gather_chunk(src_pool[n % buffers], data_rows, q0, m.p, m.k_rows, indexes, m.base_rows,
-                             chunks[m.k], m.c0, min(cc, in_c - m.c0), in_c, row_in)
+        (blk, k, c0), q0 = moves[n], starts[n]
+        indexes = [blk.index_of(r, q0, index_tiles[blk.family, q0]) for r in range(blk.k_rows)]
+        return _gather_chunk(src_pool[n % buffers], data_rows, q0, blk.p, blk.k_rows, indexes, blk.base_rows,
+                             chunks[k], c0, min(cc, in_c - c0), in_c, row_in)
 
     # software-pipelined: the gathers run buffers - 1 moves ahead, issued before the copies and stores of the move
     # they overtake, so that they take the DMA engines first (NKI schedules in program order where engines are
@@ -241,10 +240,10 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     for n in nl.static_range(len(moves)):
         if n + buffers - 1 < len(moves):
             gathered[n + buffers - 1] = gather(n + buffers - 1)
-        m, q0 = moves[n], starts[n]
-        _finish_chunk(out_tensor, src_pool[n % buffers], out_pool[n % buffers], gathered.pop(n), q0, m.p, m.k_rows,
-                      m.out_row, m.k_stride, chunks[m.k], m.c0, min(cc, in_c - m.c0), in_c, row_out, wide,
-                      column_index.get(m.k))
+        (blk, k, c0), q0 = moves[n], starts[n]
+        _finish_chunk(out_tensor, src_pool[n % buffers], out_pool[n % buffers], gathered.pop(n), q0, blk.p, blk.k_rows,
+                      blk.out_row, blk.k_stride, chunks[k], c0, min(cc, in_c - c0), in_c, row_out, wide,
+                      column_index.get(k))
     return out_tensor
 
 
@@ -269,17 +268,10 @@ class _Block(NamedTuple):
     family: int = 0
 
 
-@dataclass(frozen=True)
-class _Move:
-    """One transfer of the rows kernel: a block's column chunk k, channels from c0 (the block's fields as its own)."""
+class _Move(NamedTuple):
+    """One transfer of the rows kernel: a block's column chunk k, channels from c0."""
 
-    p: int
-    k_rows: int
-    index_of: Callable
-    base_rows: tuple
-    out_row: int
-    k_stride: int
-    family: int
+    block: _Block
     k: int
     c0: int
 
