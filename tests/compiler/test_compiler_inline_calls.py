@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from resize_kernels import compile_hlo, semantics
-from resize_kernels.compiler.hlo import parse_hlo_module, parse_stablehlo, print_hlo_module
+from resize_kernels.compiler.frontend import parse_stablehlo
+from resize_kernels.compiler.hlo import parse_hlo_module, print_hlo_module
 from resize_kernels.compiler.hlo.lexer import IDENTIFIER
 from resize_kernels.compiler.passes import ValidationError, inline_calls, validate_resize
 from resize_kernels.compiler.pipeline import PASSES

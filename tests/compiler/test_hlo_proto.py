@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from resize_kernels import cli, compile_hlo
 from resize_kernels.compiler.codegen import CodegenError
-from resize_kernels.compiler.hlo import parse_hlo_module, parse_module, print_hlo_module
+from resize_kernels.compiler.frontend import parse_module
+from resize_kernels.compiler.hlo import parse_hlo_module, print_hlo_module
 from resize_kernels.compiler.hlo import proto as hlo_proto
 from resize_kernels.compiler.hlo.proto import ProtoDecodeError, parse_hlo_proto
 from resize_kernels.compiler.hlo.proto_schema import PRIMITIVE_TYPES, message_classes

@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 
 from resize_kernels import compile_hlo
 from resize_kernels.compiler.codegen import CodegenError
-from resize_kernels.compiler.hlo import HloParseError, module_format, parse_hlo_module, parse_module, print_hlo_module
+from resize_kernels.compiler.frontend import parse_module, parse_stablehlo
+from resize_kernels.compiler.hlo import HloParseError, module_format, parse_hlo_module, print_hlo_module
 from resize_kernels.compiler.hlo import stablehlo
-from resize_kernels.compiler.hlo.stablehlo import StableHloParseError, UnsupportedOpError, parse_stablehlo
+from resize_kernels.compiler.hlo.stablehlo import StableHloParseError, UnsupportedOpError
 from resize_kernels.compiler.passes import ValidationError
 from resize_kernels.errors import ResourceError
 from resize_kernels.runtime import random_arguments

@@ -20,7 +20,8 @@ from .. import kernels
 from ..errors import InvalidTypeError, InvalidValueError
 from ..machine.isa import Program
 from .codegen import codegen
-from .hlo import HloInstruction, HloModule, parse_module, print_hlo_module
+from .frontend import parse_module
+from .hlo import HloInstruction, HloModule, print_hlo_module
 from .passes import (
     average_pool_resize_grad,
     canonicalize_resize_grad,
@@ -56,7 +57,7 @@ def run_passes(module: HloModule, passes: Sequence[Callable[[HloModule], None]] 
 def compile_module(hlo: str | bytes | HloModule, kernel: str | None = None, *,
                    resize_grad_average_pool: bool = False, extended_modes: bool = False) -> CompiledModule:
     """Compile a module into a CompiledModule: HLO text (either dump style), StableHLO text, the bytes of a
-    serialized HloModuleProto (also gzipped; ``hlo.parse_module`` tells them apart), or an HloModule.
+    serialized HloModuleProto (also gzipped; ``frontend.parse_module`` tells them apart), or an HloModule.
 
     An HloModule is lowered in place (pass one built for the purpose).
     ``kernel`` picks the forward resize variant bound to "ResizeNearest"

@@ -1,15 +1,16 @@
-"""XLA HLO: parse (HLO text of both dump styles, StableHLO text, HloModuleProto bytes), inspect and rewrite, build with
-typed attribute values, print back as text."""
+"""XLA HLO: parse (HLO text of both dump styles, HloModuleProto bytes; StableHLO text op for op, which
+``compiler.frontend`` then converts), inspect and rewrite, build with typed attribute values, print back as text."""
 
 from .attributes import IntList, Literal, String, Window
-from .formats import module_format, parse_module
+from .formats import module_format
 from .builders import constant, custom_call_module, parameter
 from .ir import HloComputation, HloInstruction, HloModule, Result
 from .lexer import HloParseError
+from .literals import Splat
 from .parser import parse_hlo_module
 from .printer import print_hlo_module
 from .shape import Shape, TupleShape
-from .stablehlo import StableHloParseError, UnsupportedOpError, parse_stablehlo
+from .stablehlo import StableHloParseError, UnsupportedOpError, parse_stablehlo_ops
 
 __all__ = [
     "HloComputation",
@@ -20,6 +21,7 @@ __all__ = [
     "Literal",
     "Result",
     "Shape",
+    "Splat",
     "StableHloParseError",
     "String",
     "TupleShape",
@@ -30,7 +32,6 @@ __all__ = [
     "parameter",
     "module_format",
     "parse_hlo_module",
-    "parse_module",
-    "parse_stablehlo",
+    "parse_stablehlo_ops",
     "print_hlo_module",
 ]

@@ -32,7 +32,7 @@ from . import literal_runs
 from .lexer import FLOAT, INT, NAME, WORD
 from .shape import ELEMENT_TYPES, Shape, TupleShape
 
-__all__ = ["Literal", "literal", "parse_literal"]
+__all__ = ["Literal", "Splat", "literal", "parse_literal"]
 
 ELIDED = "{...}"  # how XLA prints a constant whose values it left out
 _MAX_INT_DIGITS = 20
@@ -70,6 +70,27 @@ class Literal:
 
     def __hash__(self) -> int:
         return hash((self.shape, str(self)))
+
+
+@dataclass(frozen=True, eq=False)
+class Splat:
+    """One value for every element of an array shape, as MLIR writes a splat (``dense<2.5> : tensor<2x3xf32>``).
+
+    ``value`` is that value as a read-only 0-d array of the shape's dtype, so
+    a splat costs one element however large its shape. ``str()`` is the value
+    as HLO writes a scalar literal; ``Literal`` is the HLO form of a constant.
+    """
+
+    shape: Shape
+    value: object
+
+    def __post_init__(self):
+        array = np.array(self.value, dtype=self.shape.numpy_dtype).reshape(())
+        array.flags.writeable = False
+        object.__setattr__(self, "value", array)
+
+    def __str__(self) -> str:
+        return _scalar_text(self.value, self.shape)
 
 
 def _as_literal_value(value, shape):

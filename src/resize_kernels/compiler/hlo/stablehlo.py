@@ -1,58 +1,52 @@
-"""StableHLO (MLIR) text, as JAX and torch_xla print it, parsed into the HloModule the HLO text parser builds.
+"""StableHLO (MLIR) text, as JAX and torch_xla print it, parsed into an HloModule of one instruction per op.
 
 ``jax.jit(f).lower(x).as_text()`` prints a ``module`` of ``func.func``
 functions whose ops are StableHLO's (``stablehlo.transpose``,
 ``stablehlo.custom_call @ResizeNearest``, a generic
-``"stablehlo.reduce_window"`` with a region ...). XLA turns that into HLO
-before compiling it (JAX's ``as_text(dialect="hlo")`` shows the result); this
-module does the same conversion for the ops found around resize calls, so
-that everything after parsing is shared with HLO text and protos. Both ways
-MLIR prints a module are read: the pretty form and the generic one
-(``"stablehlo.add"(%0, %1) : (...) -> ...``), with or without ``loc(...)``.
+``"stablehlo.reduce_window"`` with a region ...). Both ways MLIR prints a
+module are read: the pretty form and the generic one (``"stablehlo.add"(%0,
+%1) : (...) -> ...``), with or without ``loc(...)``. This module only parses:
+XLA rewrites the module as it converts it to HLO (JAX's
+``as_text(dialect="hlo")`` shows the result), and so do the passes of
+``compiler.frontend.STABLEHLO_TO_HLO``, after which everything is shared with
+HLO text and protos (``compiler.frontend.parse_stablehlo`` runs both).
 
-What XLA's conversion does, and so what this does:
+What the parsed module holds, the ops as written:
 
-* ``@main`` becomes the ENTRY computation; each private function reached by a
-  ``call`` a computation called with ``call(...), to_apply=``; each region
-  (the body of a reduce-window or reduce) a computation, its block arguments
-  parameters and its ``stablehlo.return`` value the root. A return of several
-  values is a tuple ROOT; an op of several results a tuple-shaped instruction
-  and a get-tuple-element per result (all of them, used or not).
-* Ops map to HLO opcodes one to one, after the rewrites MLIR's canonicalizer
-  makes before XLA converts: ops whose results nobody uses are dropped (not a
-  custom call with has_side_effect, nor a call); equal constants are one; a
-  ``broadcast_in_dim``, ``transpose``, ``reshape`` or ``convert`` that changes
-  nothing is no instruction; chains of transposes, of reshapes, of
-  broadcast_in_dims are one op; a ``broadcast_in_dim`` that only adds size-1
-  dimensions is a ``reshape`` and one that only permutes them a ``transpose``
-  (a reshape when only size-1 dimensions move); a broadcast of a splat constant
-  is a splat constant; a constant goes right of a commutative op. Then XLA's
-  own: a broadcast with its dimensions out of order transposes the operand
-  first; one that expands a size-1 dimension is the sequence broadcast /
-  reshape / broadcast; a splat constant of more than one element is a scalar
-  constant and a broadcast; an iota of rank above one a 1-D iota and a
-  broadcast. Not mirrored: constant folding beyond splats (XLA computes e.g.
-  an add of two constants or a slice of one at conversion; here they stay
-  ops, of the same value) and the rare rewrites that depend on the order in
-  which MLIR visits ops.
-* Layouts are XLA's: parameters, constants and most results the default
-  (``{3,2,1,0}``); a transpose permutes its operand's layout (so that it is a
-  bitcast); elementwise results take their first operand's layout, a select
-  its predicate's; a custom-call its ``result_layouts``, and
-  ``operand_layouts`` become ``operand_layout_constraints``. Computations and
-  instructions are listed in XLA's order (callees first, instructions in post
-  order from the root), and ``entry_computation_layout`` is set, so the printed
-  module equals JAX's HLO text up to names and the digits of float literals.
+* Each ``func.func`` is a computation named after its symbol (``@main``,
+  the ENTRY, is ``main``), each region (the body of a reduce-window or
+  reduce) one named ``region_<k>``, its block arguments parameters and its
+  ``stablehlo.return`` value the root; computations are in text order, a
+  function after the regions it holds. A return of several values is a
+  tuple ROOT; an op of several results a tuple-shaped instruction marked
+  ``results=<n>`` and a get-tuple-element per result (all of them, used or
+  not); ``call``'s ``to_apply`` names the called function's computation.
+* Every op is one instruction, of its HLO opcode (SUPPORTED_OPS), operands as
+  written, shapes as declared, without layouts (a custom-call's
+  ``result_layouts`` are in its shape, its ``operand_layouts`` become
+  ``operand_layout_constraints``). ``broadcast_in_dim`` is a ``broadcast``
+  whose ``dimensions`` keep StableHLO's meaning: in any order, and a size-1
+  operand dimension may expand. A constant's value is a ``Literal``, or a
+  ``Splat`` when it is one value for all elements (written once, or all
+  elements equal: MLIR keeps those as a splat). A region that uses a value of
+  an enclosing function holds a ``constant`` whose operand is that value and
+  whose payload, a ``CapturedValue``, names it (``constant(%cst)``): XLA sinks
+  the constants a region uses into it once the module is canonicalized
+  (``passes.sink_constants``).
 * Names are made here, deterministically: ``<opcode>.<n>`` (``transpose.1``),
-  ``Arg_<i>.<n>`` for parameters, ``region_<k>`` for regions; functions keep
-  their symbol name and ``@main`` is ``main``. ``\22`` and the other MLIR
-  string escapes are decoded (``backend_config = "\2200\22"`` is ``"00"``).
+  ``Arg_<i>.<n>`` for parameters, ``region_<k>`` for regions. ``\\22`` and
+  the other MLIR string escapes are decoded (``backend_config = "\\2200\\22"``
+  is ``"00"``).
 
-Not converted (an error names the op and its line): ops outside
-SUPPORTED_OPS (control flow, dot_general, gather, chlo.* ...), dynamic or
-unranked shapes, functions of more than one block, regions that use a value
-of the enclosing function other than a constant, ``dense_resource`` constants
-and complex ones. No library is used: jaxlib converts
+Not parsed (an error names the op and its line): ops outside SUPPORTED_OPS
+(control flow, dot_general, gather, chlo.* ...), dynamic or unranked shapes,
+functions of more than one block, regions that use a value of an enclosing
+function that does not become an HLO constant, ``dense_resource`` constants
+and complex ones. What a value becomes is what MLIR folds it into, which the
+caller's ``fold`` tells (``parse_stablehlo_ops``): that error, and which
+operand an elementwise op of two element types is blamed for (XLA checks
+after moving a constant operand right), depend on it. No library is used:
+jaxlib converts
 (``jax._src.lib.xla_client._xla.mlir.mlir_module_to_xla_computation``), but
 JAX is not a dependency of resize-kernels.
 
@@ -69,6 +63,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,11 +74,12 @@ from .attributes import IntList, Literal, String, Window
 from .cursor import MAX_DEPTH, Cursor
 from .ir import HloComputation, HloInstruction, HloModule
 from .lexer import EOF, FLOAT, INT, NAME, PUNCT, STRING, HloParseError, Lexer, Token
-from .literals import int_range, narrow
+from .literals import Splat, int_range, narrow
 from .parser import MAX_TEXT_CHARS
 from .shape import ELEMENT_TYPES, Shape, TupleShape, compatible
 
-__all__ = ["MAX_TEXT_CHARS", "StableHloParseError", "SUPPORTED_OPS", "UnsupportedOpError", "parse_stablehlo"]
+__all__ = ["COMMUTATIVE_OPCODES", "ELEMENTWISE_OPCODES", "MAX_TEXT_CHARS", "CapturedValue", "StableHloParseError",
+           "SUPPORTED_OPS", "UnsupportedOpError", "parse_stablehlo_ops"]
 
 
 class StableHloParseError(HloParseError):
@@ -104,14 +100,37 @@ class UnsupportedOpError(StableHloParseError):
                      f"{_SUPPORTED_TEXT}",)
 
 
-def parse_stablehlo(text: str) -> HloModule:
-    """Parse StableHLO (MLIR) text, pretty or generic form, into an HloModule; StableHloParseError if malformed."""
+def parse_stablehlo_ops(text: str, fold: Callable[[HloInstruction], HloInstruction] | None = None) -> HloModule:
+    """Parse StableHLO (MLIR) text, pretty or generic form, into an HloModule of one instruction per op (see the
+    module docstring); StableHloParseError if malformed.
+
+    ``fold(value)``: what a value parsed so far becomes once canonicalized (None: the value as written). Two
+    errors depend on it, as XLA folds before it converts: a region may use a value of its function that becomes
+    a constant, and an elementwise op's operand types are checked with a constant operand moved right.
+    ``frontend.parse_stablehlo``, which then converts the module to HLO as XLA does, passes
+    ``passes.canonicalize_shape_ops.Folder()``; the type and size errors below name that function.
+    """
     if not isinstance(text, str):
         raise InvalidTypeError(f"parse_stablehlo takes str, got {type(text).__name__}")
     if len(text) > MAX_TEXT_CHARS:
         raise ResourceError(f"parse_stablehlo requires StableHLO text of at most {MAX_TEXT_CHARS:,} characters, got "
                             f"{len(text):,}; split the module")
-    return _Parser(text).file()
+    return _Parser(text, fold or (lambda value: value)).file()
+
+
+class CapturedValue:
+    """The payload of a constant standing, in a region, for a value of an enclosing function: it prints as that
+    value's name (``constant(%cst)``), and ``error()`` is the error if it does not become a constant."""
+
+    def __init__(self, token: Token):
+        self.token = token
+
+    def __str__(self) -> str:
+        return self.token.text
+
+    def error(self) -> StableHloParseError:
+        """The error at the use if the value is no constant (the parser raises it when ``fold`` tells so)."""
+        return self.token.lexer.error(self.token.start, _CAPTURE_EXPECTED, self.token.describe())
 
 
 # ----- tokens -------------------------------------------------------------------------------------
@@ -289,14 +308,13 @@ class _Body:
 
 
 class _Scope:
-    """A block being converted: its instructions in creation order and the SSA values it defines."""
+    """A block being parsed: its instructions in creation order and the SSA values it defines."""
 
     def __init__(self, parent: _Scope | None):
         self.parent = parent
         self.instructions: list[HloInstruction] = []
         self.values: dict[str, tuple[list[HloInstruction], Token]] = {}
-        self.captured: dict[HloInstruction, HloInstruction] = {}  # outer constant -> its copy here
-        self.constants: dict[tuple, HloInstruction] = {}  # (shape, bytes, splat) -> the constant (MLIR uniques them)
+        self.captured: dict[HloInstruction, HloInstruction] = {}  # a value of an enclosing block -> its stand-in here
 
     def find(self, name: str):
         scope = self
@@ -328,7 +346,10 @@ _READ = frozenset({
     "function_type", "has_side_effect", "index", "interior_padding", "iota_dimension", "limit_indices",
     "operand_layouts", "padding", "permutation", "result_layouts", "start_indices", "strides", "sym_name", "value",
     "window_dilations", "window_dimensions", "window_strides"})
-_COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+#: HLO opcodes of the elementwise ops parsed here (a result of its operands' shape, element by element).
+ELEMENTWISE_OPCODES = frozenset({*_UNARY.values(), *_BINARY.values(), "compare"})
+#: The commutative ones, whose constant operand MLIR moves right.
+COMMUTATIVE_OPCODES = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
 _OTHER_OPS = ("broadcast_in_dim", "clamp", "compare", "concatenate", "constant", "convert", "custom_call",
               "get_tuple_element", "iota", "pad", "reduce", "reduce_window", "reshape", "return", "select", "slice",
               "transpose", "tuple")
@@ -339,6 +360,7 @@ _SUPPORTED = frozenset(SUPPORTED_OPS)
 _SUPPORTED_TEXT = "func.call, func.return and stablehlo.{" + ", ".join(
     op.split(".", 1)[1] for op in SUPPORTED_OPS if op.startswith("stablehlo.")) + "}"
 _PRETTY_ALIASES = {"return": "func.return", "call": "func.call"}
+_CAPTURE_EXPECTED = "a value defined in this region or a constant (a region's computation sees only its parameters)"
 _DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 _COMPARE_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", "NOTYPE")
 _API_VERSIONS = {0: "API_VERSION_UNSPECIFIED", 1: "API_VERSION_ORIGINAL", 2: "API_VERSION_STATUS_RETURNING",
@@ -364,9 +386,10 @@ _MAX_LIST = 1 << 16  # entries of an integer-list attribute (a layout, window di
 class _Parser(Cursor):
     """The cursor plus one method per rule; ops are converted to HLO instructions as they are read."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, fold: Callable[[HloInstruction], HloInstruction]):
         super().__init__(text)
         self.lexer = _Lexer(text)
+        self.fold = fold
         self.counters: dict[str, int] = {}
         self.computation_names: set[str] = set()
         # function name -> (its name token, parameter types, result types, its computations, itself last)
@@ -378,13 +401,6 @@ class _Parser(Cursor):
         self.regions = 0  # regions made so far (region_<k>)
         self.types: dict[str, Shape] = {}  # tensor types by their text, made once
         self.result_token: Token | None = None  # the first result type of the last function type
-        # What MLIR op an instruction stands for, for the canonical rewrites XLA applies before converting
-        # (keyed by the instruction itself, kept alive: an id could be reused once a dead one is dropped):
-        # inst -> ("transpose", operand, perm) | ("reshape", operand) | ("broadcast_in_dim", operand, dims).
-        self.mlir: dict[HloInstruction, tuple] = {}
-        self.splats: dict[HloInstruction, np.ndarray] = {}  # a splat constant -> its 0-d value
-        self.constants: set[HloInstruction] = set()  # constants (moved right of commutative ops)
-        self.eager: set[HloInstruction] = set()  # a get-tuple-element per result of an op: kept even if unused
 
     # ----- helpers -------------------------------------------------------------------------------
 
@@ -677,29 +693,16 @@ class _Parser(Cursor):
                 self.fail(token, f"a call of @{callee}'s type ({_types_text(params)}) -> "
                                  f"({_types_text(callee_results)})",
                           f"({_types_text(arguments)}) -> ({_types_text(results)})")
-        # Computations reached from main (XLA converts no others), in XLA's order: the other functions in module
-        # order, main last, each after the regions it holds.
+        # Every function in text order, each after the regions it holds; a call names its callee's computation.
         names = {name: self.functions[name][3][-1].name for name in self.functions}
-        everything = {comp.name: comp for name in self.function_order for comp in self.functions[name][3]}
-        for comp in everything.values():
+        computations = [comp for name in self.function_order for comp in self.functions[name][3]]
+        for comp in computations:
             for inst in comp.instructions:
                 if inst.opcode == "call":
                     inst.attributes["to_apply"] = names[inst.attributes["to_apply"].name]
-        reached, todo = set(), [names["main"]]
-        while todo:
-            current = todo.pop()
-            if current not in reached:
-                reached.add(current)
-                todo.extend(inst.attributes["to_apply"] for inst in everything[current].instructions
-                            if "to_apply" in inst.attributes)
-        order = [name for name in self.function_order if name != "main"] + ["main"]
-        computations = [comp for name in order for comp in self.functions[name][3] if comp.name in reached]
-        entry = self.functions["main"][3][-1]
-        entry.is_entry = True
-        params = ", ".join(str(inst.shape) for inst in entry.parameters)
-        layout = f"{{({params})->{entry.root.shape}}}"
+        self.functions["main"][3][-1].is_entry = True
         try:
-            return HloModule(_identifier(module_name), computations, {"entry_computation_layout": layout})
+            return HloModule(_identifier(module_name), computations)
         except ValueError as error:  # not expected: names are made unique here
             self.fail(self.peek(), "a module that can be built", str(error))
 
@@ -734,7 +737,7 @@ class _Parser(Cursor):
                 params = params or []
                 arguments = []
                 for number, (value, shape) in enumerate(params):
-                    inst = self.emit("parameter", _default_layout(shape), payload=number, base=f"Arg_{number}")
+                    inst = self.emit("parameter", shape, payload=number, base=f"Arg_{number}")
                     self.define([(value, value.value, 1)], [inst])
                     arguments.append(shape)
                 root, results, end = None, None, None
@@ -754,31 +757,12 @@ class _Parser(Cursor):
                 self.advance()
             finally:
                 self.scope = parent
-        instructions = _post_order(self.live(scope.instructions, root))
         name = "function" if function else self.region_name()  # end_function names a function's computation
         try:
-            comp = HloComputation(name, instructions, root=root)
+            comp = HloComputation(name, scope.instructions, root=root)
         except ValueError as error:  # not expected: names are made unique here
             self.fail(end, "a computation that can be built", str(error))
         return _Body(comp, arguments, results, end)
-
-    def live(self, instructions: list, root: HloInstruction) -> list:
-        """The instructions XLA keeps: MLIR's canonicalizer erases ops whose results nobody uses, unless they have
-        effects (a custom call with has_side_effect, a call); parameters stay, and so does the get-tuple-element
-        made for every result of an op."""
-        keep = {id(root)}
-        stack = [root]
-        for inst in instructions:
-            if inst.opcode in ("parameter", "call") or inst.attributes.get("custom_call_has_side_effect") == "true":
-                keep.add(id(inst))
-                stack.append(inst)
-        while stack:
-            for operand in stack.pop().operands:
-                if id(operand) not in keep:
-                    keep.add(id(operand))
-                    stack.append(operand)
-        return [inst for inst in instructions if id(inst) in keep or (
-            inst in self.eager and id(inst.operands[0]) in keep)]
 
     def region_name(self) -> str:
         name = self.computation_name(f"region_{self.regions}")
@@ -859,19 +843,17 @@ class _Parser(Cursor):
         return value, token
 
     def capture(self, value: HloInstruction, token: Token) -> HloInstruction:
-        """A value of an enclosing block used in a region: a constant is copied in (as XLA sinks constants into
-        regions); anything else is an error."""
-        if value.opcode != "constant":
-            self.fail(token, "a value defined in this region or a constant (a region's computation sees only "
-                             "its parameters)")
-        copy = self.scope.captured.get(value)
-        if copy is None:
-            copy = self.emit("constant", value.shape, payload=value.payload, base="constant")
-            self.scope.captured[value] = copy
-            self.constants.add(copy)
-            if value in self.splats:
-                self.splats[copy] = self.splats[value]
-        return copy
+        """A value of an enclosing block used in a region: a constant of this region stands for it (its first use
+        makes it), to be a copy once the module is converted (``passes.sink_constants``). It must become an HLO
+        constant (``fold``; a splat of several elements becomes a broadcast), or it is an error."""
+        folded = self.fold(value)
+        if folded.opcode != "constant" or isinstance(folded.payload, Splat) and math.prod(folded.shape.dims) != 1:
+            self.fail(token, _CAPTURE_EXPECTED)
+        stand_in = self.scope.captured.get(value)
+        if stand_in is None:
+            stand_in = self.emit("constant", value.shape, [value], payload=CapturedValue(token))
+            self.scope.captured[value] = stand_in
+        return stand_in
 
     def operands(self, op: _Op, closer: str | None = None) -> None:
         """A comma-separated list of operands (possibly empty before `closer`)."""
@@ -1215,13 +1197,13 @@ class _Parser(Cursor):
         parent = self.scope
         self.scope = _Scope(parent)
         try:
-            params = [self.emit("parameter", _default_layout(shape), payload=number, base=f"Arg_{number}")
+            params = [self.emit("parameter", shape, payload=number, base=f"Arg_{number}")
                       for number, shape in enumerate(scalars * 2)]
             count = len(scalars)
             opcode = _BINARY[body_op.text.split(".", 1)[1]]
             values = [self.emit(opcode, params[i].shape, [params[i], params[i + count]]) for i in range(count)]
             root = values[0] if count == 1 else self.emit("tuple", TupleShape([v.shape for v in values]), values)
-            instructions = _post_order(self.live(self.scope.instructions, root))
+            instructions = self.scope.instructions
         finally:
             self.scope = parent
         name = self.region_name()
@@ -1730,17 +1712,17 @@ class _Parser(Cursor):
                 self.fail(token, f"an array operand for {op.name}", f"{token.text} of type {_type_text(value.shape)}")
 
     def elementwise(self, op: _Op, values: list, opcode: str, attributes=None) -> HloInstruction:
-        """An elementwise op: operands and result of one shape; the result takes the first operand's layout."""
+        """An elementwise op: operands and result of one shape."""
         self.array_operands(op)
         result = self.result(op)
         for value, token in op.operands:
             if value.shape.dims != result.dims:
                 self.fail(token, f"an operand of the result's dimensions {list(result.dims)}",
                           f"{token.text} of type {_type_text(value.shape)}")
-        if opcode in _COMMUTATIVE and values[0] in self.constants and values[1] not in self.constants:
-            values = [values[1], values[0]]  # MLIR's canonical form: the constant on the right
         first = values[0].shape
-        if opcode not in ("compare", "is-finite"):
+        if opcode not in ("compare", "is-finite") and any(v.shape.element_type != first.element_type for v in values):
+            if opcode in COMMUTATIVE_OPCODES and [self.fold(v).opcode == "constant" for v in values] == [True, False]:
+                first = values[1].shape  # MLIR moves the constant right first: the other operand sets the type
             for value, token in op.operands:
                 if value.shape.element_type != first.element_type:
                     self.fail(token, f"operands of one element type ({first.element_type})",
@@ -1751,7 +1733,7 @@ class _Parser(Cursor):
         elif result.element_type != first.element_type:
             self.fail(op.type_token, f"a result of the operands' element type ({_type_text(first)})",
                       _type_text(result))
-        return self.emit(opcode, Shape(result.element_type, result.dims, first.layout), values, attributes)
+        return self.emit(opcode, result, values, attributes)
 
     def convert_constant(self, op: _Op, values) -> list:
         dense = op.attrs.get("value")
@@ -1761,49 +1743,20 @@ class _Parser(Cursor):
         if not compatible(dense.type, result):
             self.fail(op.type_token or op.token, f"the value's type {_type_text(dense.type)}", _type_text(result))
         array, splat = self.dense_values(dense, result)
-        count = math.prod(result.dims)
-        if not splat and count > 1:
+        if not splat and math.prod(result.dims) > 1:
             flat = array.reshape(-1)
             bits = flat.view(_UINT[flat.dtype.itemsize]) if flat.dtype != np.bool_ else flat
             if (bits == bits[0]).all():  # MLIR keeps equal values as a splat, whatever the text
                 array, splat = flat[0].reshape(()), True
-        if splat:
-            return [self.splat_constant(result, array)]
-        shape = _default_layout(result)
-        key = (shape, np.ascontiguousarray(array).tobytes(), False)
-        constant = self.scope.constants.get(key)
-        if constant is None:
-            constant = self.emit("constant", shape, payload=Literal(shape, array.reshape(result.dims)))
-            self.scope.constants[key] = constant
-            self.constants.add(constant)
-        return [constant]
-
-    def splat_constant(self, result: Shape, value: np.ndarray) -> HloInstruction:
-        """A constant of one value everywhere, as XLA exports it: the literal for one element, else a scalar
-        constant and a broadcast."""
-        shape = _default_layout(result)
-        key = (shape, np.ascontiguousarray(value).tobytes(), True)
-        if key in self.scope.constants:
-            return self.scope.constants[key]
-        if math.prod(result.dims) == 1:
-            made = self.emit("constant", shape, payload=Literal(shape, value.reshape(result.dims)))
-        else:
-            scalar = Shape(result.element_type, ())
-            made = self.emit("constant", scalar, payload=Literal(scalar, value))
-            made = self.emit("broadcast", shape, [made], {"dimensions": IntList()})
-        self.splats[made] = value
-        self.constants.add(made)
-        self.scope.constants[key] = made
-        return made
+        payload = Splat(result, array) if splat else Literal(result, array.reshape(result.dims))
+        return [self.emit("constant", result, payload=payload)]
 
     def convert_convert(self, op: _Op, values) -> list:
         self.array_operands(op)
         result, operand = self.result(op), values[0].shape
         if result.dims != operand.dims:
             self.fail(op.type_token, f"a result of the operand's dimensions {list(operand.dims)}", _type_text(result))
-        if result.element_type == operand.element_type:
-            return [values[0]]
-        return [self.emit("convert", Shape(result.element_type, result.dims, operand.layout), values)]
+        return [self.emit("convert", result, values)]
 
     def convert_reshape(self, op: _Op, values) -> list:
         self.array_operands(op)
@@ -1811,21 +1764,7 @@ class _Parser(Cursor):
         if result.element_type != operand.element_type or math.prod(result.dims) != math.prod(operand.dims):
             self.fail(op.type_token, f"a result of {math.prod(operand.dims)} {operand.element_type} elements, as the "
                                      f"operand has", _type_text(result))
-        return [self.reshape(values[0], result)]
-
-    def reshape(self, value: HloInstruction, result: Shape) -> HloInstruction:
-        """A reshape, after MLIR's folds: of a splat constant a splat constant, of a reshape a reshape of its
-        operand, to the same dimensions nothing."""
-        if value in self.splats:
-            return self.splat_constant(result, self.splats[value])
-        origin = self.mlir.get(value)
-        if origin is not None and origin[0] == "reshape":
-            value = origin[1]
-        if value.shape.dims == result.dims:
-            return value
-        made = self.emit("reshape", _default_layout(result), [value])
-        self.mlir[made] = ("reshape", value)
-        return made
+        return [self.emit("reshape", result, values)]
 
     def convert_transpose(self, op: _Op, values) -> list:
         self.array_operands(op)
@@ -1838,38 +1777,11 @@ class _Parser(Cursor):
         if (result.element_type, result.dims) != (operand.element_type, dims):
             self.fail(op.type_token, f"the transposed type {_type_text(Shape(operand.element_type, dims))}",
                       _type_text(result))
-        return [self.transpose(values[0], perm, result)]
-
-    def transpose(self, value: HloInstruction, perm, result: Shape) -> HloInstruction:
-        """A transpose, after MLIR's folds (of a splat constant a splat constant, of a transpose one transpose
-        of the composed permutation, the identity nothing, one that moves only size-1 dimensions a reshape); its
-        layout makes it a bitcast, as XLA's."""
-        if value in self.splats:
-            return self.splat_constant(result, self.splats[value])
-        origin = self.mlir.get(value)
-        if origin is not None and origin[0] == "transpose":
-            value, perm = origin[1], [origin[2][p] for p in perm]
-        if list(perm) == list(range(len(perm))):
-            return value
-        moved = [p for p in perm if value.shape.dims[p] != 1]
-        if moved == sorted(moved):  # only size-1 dimensions move: MLIR makes it a reshape
-            return self.reshape(value, result)
-        made = self.raw_transpose(value, perm, result)
-        self.mlir[made] = ("transpose", value, tuple(perm))
-        return made
-
-    def raw_transpose(self, value: HloInstruction, perm, result: Shape) -> HloInstruction:
-        """A transpose as is, laid out to be a bitcast of its operand (as XLA lays it out)."""
-        inverse = [0] * len(perm)
-        for out, source in enumerate(perm):
-            inverse[source] = out
-        layout = None if value.shape.layout is None else tuple(inverse[d] for d in value.shape.layout)
-        return self.emit("transpose", Shape(result.element_type, result.dims, layout), [value],
-                         {"dimensions": IntList(perm)})
+        return [self.emit("transpose", result, values, {"dimensions": IntList(perm)})]
 
     def convert_broadcast_in_dim(self, op: _Op, values) -> list:
         self.array_operands(op)
-        result, operand, value = self.result(op), values[0].shape, values[0]
+        result, operand = self.result(op), values[0].shape
         dims = self.ints(op, "broadcast_dimensions")
         token = op.attr_tokens.get("broadcast_dimensions", op.token)
         if len(dims) != operand.rank or len(set(dims)) != len(dims) or any(not 0 <= d < result.rank for d in dims):
@@ -1882,48 +1794,7 @@ class _Parser(Cursor):
         if result.element_type != operand.element_type:
             self.fail(op.type_token, f"a result of the operand's element type {operand.element_type}",
                       _type_text(result))
-        return [self.broadcast_in_dim(value, dims, result)]
-
-    def broadcast_in_dim(self, value: HloInstruction, dims, result: Shape) -> HloInstruction:
-        """What XLA makes of a broadcast_in_dim: MLIR's folds and canonical forms first (of a splat constant a
-        splat constant; of a broadcast_in_dim one of the composed dimensions; nothing, a reshape or a transpose
-        when it only adds size-1 dimensions or permutes them), then the legalization's transpose of the operand
-        when the dimensions are not in order, then XlaBuilder's broadcast, or its sequence broadcast / reshape /
-        broadcast when a size-1 dimension is expanded."""
-        if value in self.splats:
-            return self.splat_constant(result, self.splats[value])
-        origin = self.mlir.get(value)
-        if origin is not None and origin[0] == "broadcast_in_dim":
-            value, dims = origin[1], [dims[d] for d in origin[2]]
-        operand = value.shape
-        same_count = math.prod(result.dims) == math.prod(operand.dims)
-        if result.dims == operand.dims and list(dims) == list(range(operand.rank)):
-            return value
-        if same_count and list(dims) == sorted(dims):
-            return self.reshape(value, result)
-        if same_count and operand.rank == result.rank:
-            perm = [0] * len(dims)
-            for axis, dim in enumerate(dims):
-                perm[dim] = axis
-            return self.transpose(value, perm, result)
-        source, mapped = value, list(dims)
-        if mapped != sorted(mapped):  # the legalization to HLO transposes the operand so that dims are sorted
-            order = sorted(range(len(dims)), key=lambda axis: dims[axis])
-            dims_after = tuple(operand.dims[axis] for axis in order)
-            source = self.raw_transpose(value, order, Shape(operand.element_type, dims_after))
-            operand, mapped = source.shape, sorted(mapped)
-        in_dims = list(result.dims)
-        for axis, dim in enumerate(mapped):
-            in_dims[dim] = operand.dims[axis]
-        in_shape = _default_layout(Shape(result.element_type, tuple(in_dims)))
-        made = self.emit("broadcast", in_shape, [source], {"dimensions": IntList(mapped)})
-        if tuple(in_dims) != result.dims:
-            kept = [i for i in range(result.rank) if in_dims[i] == result.dims[i]]
-            made = self.emit("reshape", _default_layout(Shape(result.element_type, tuple(in_dims[i] for i in kept))),
-                             [made])
-            made = self.emit("broadcast", _default_layout(result), [made], {"dimensions": IntList(kept)})
-        self.mlir[made] = ("broadcast_in_dim", value, tuple(dims))
-        return made
+        return [self.emit("broadcast", result, values, {"dimensions": IntList(dims)})]
 
     def convert_custom_call(self, op: _Op, values) -> list:
         target = op.attrs.get("call_target_name")
@@ -1934,7 +1805,7 @@ class _Parser(Cursor):
         layouts = op.attrs.get("result_layouts")
         if layouts is not None:
             layouts = self.layouts(op, "result_layouts", results)
-        shapes = [_default_layout(r) if layouts is None else _with_layout(r, layouts[i]) for i, r in enumerate(results)]
+        shapes = results if layouts is None else [_with_layout(r, layouts[i]) for i, r in enumerate(results)]
         operand_layouts = op.attrs.get("operand_layouts")
         if operand_layouts is not None:
             types = [value.shape for value in values]
@@ -1962,10 +1833,7 @@ class _Parser(Cursor):
                 self.text[start:end])
         elif config is not None:
             self.fail(op.attr_tokens.get("backend_config", op.token), "a backend_config string or dictionary")
-        if len(shapes) == 1:
-            return [self.emit("custom-call", shapes[0], values, attributes)]
-        call = self.emit("custom-call", TupleShape(shapes), values, attributes)
-        return self.tuple_elements(call, shapes)
+        return self.results("custom-call", shapes, values, attributes)
 
     def layouts(self, op: _Op, key: str, types: list) -> list:
         items = op.attrs.get(key)
@@ -1982,12 +1850,14 @@ class _Parser(Cursor):
             layouts.append(tuple(layout))
         return layouts
 
-    def tuple_elements(self, value: HloInstruction, shapes: list) -> list:
-        """A get-tuple-element per element, made at once (as XLA does, used or not)."""
-        elements = [self.emit("get-tuple-element", shape, [value], {"index": index})
-                    for index, shape in enumerate(shapes)]
-        self.eager.update(elements)
-        return elements
+    def results(self, opcode: str, shapes: list, values: list, attributes: dict) -> list:
+        """An op's results: its instruction when it has one; else a tuple-shaped instruction, marked with its
+        number of results (``results=2``), and a get-tuple-element per result, made at once (as XLA does, used or
+        not)."""
+        if len(shapes) == 1:
+            return [self.emit(opcode, shapes[0], values, attributes)]
+        value = self.emit(opcode, TupleShape(shapes), values, {**attributes, "results": len(shapes)})
+        return [self.emit("get-tuple-element", shape, [value], {"index": index}) for index, shape in enumerate(shapes)]
 
     def convert_compare(self, op: _Op, values) -> list:
         direction = self.enum_attr(op, "comparison_direction", _DIRECTIONS)
@@ -2009,8 +1879,7 @@ class _Parser(Cursor):
         for (value, token) in op.operands[1:]:
             if not compatible(value.shape, result):
                 self.fail(token, f"a value of the result's type {_type_text(result)}", _type_text(value.shape))
-        layout = predicate.layout if predicate.rank else _default_layout(result).layout
-        return [self.emit("select", Shape(result.element_type, result.dims, layout), values)]
+        return [self.emit("select", result, values)]
 
     def convert_clamp(self, op: _Op, values) -> list:
         self.array_operands(op)
@@ -2021,7 +1890,7 @@ class _Parser(Cursor):
         for (value, token) in (op.operands[0], op.operands[2]):
             if value.shape.element_type != result.element_type or value.shape.dims not in ((), result.dims):
                 self.fail(token, f"a bound of type {_type_text(result)} or a scalar", _type_text(value.shape))
-        return [self.emit("clamp", Shape(result.element_type, result.dims, operand.layout), values)]
+        return [self.emit("clamp", result, values)]
 
     def convert_concatenate(self, op: _Op, values) -> list:
         self.array_operands(op)
@@ -2043,7 +1912,7 @@ class _Parser(Cursor):
         if not compatible(result, Shape(first.element_type, dims)):
             self.fail(op.type_token, f"the result type {_type_text(Shape(first.element_type, dims))}",
                       _type_text(result))
-        return [self.emit("concatenate", _default_layout(result), values, {"dimensions": IntList([dimension])})]
+        return [self.emit("concatenate", result, values, {"dimensions": IntList([dimension])})]
 
     def convert_slice(self, op: _Op, values) -> list:
         self.array_operands(op)
@@ -2062,7 +1931,7 @@ class _Parser(Cursor):
         unit = all(st == 1 for st in strides)  # XLA writes every stride unless all are 1
         text = "{" + ", ".join(f"[{s}:{l}]" if unit else f"[{s}:{l}:{st}]"
                                for s, l, st in zip(starts, limits, strides)) + "}"
-        return [self.emit("slice", _default_layout(result), values, {"slice": text})]
+        return [self.emit("slice", result, values, {"slice": text})]
 
     def convert_iota(self, op: _Op, values) -> list:
         result = self.result(op)
@@ -2070,11 +1939,7 @@ class _Parser(Cursor):
         if not 0 <= dimension < result.rank:
             self.fail(op.attr_tokens.get("iota_dimension", op.token), f"a dimension below {result.rank}",
                       str(dimension))
-        if result.rank == 1:
-            return [self.emit("iota", _default_layout(result), [], {"iota_dimension": 0})]
-        line = Shape(result.element_type, (result.dims[dimension],), (0,))
-        iota = self.emit("iota", line, [], {"iota_dimension": 0})
-        return [self.emit("broadcast", _default_layout(result), [iota], {"dimensions": IntList([dimension])})]
+        return [self.emit("iota", result, [], {"iota_dimension": dimension})]
 
     def convert_pad(self, op: _Op, values) -> list:
         self.array_operands(op)
@@ -2094,7 +1959,7 @@ class _Parser(Cursor):
                       _type_text(result))
         parts = [(lo, hi, i) for lo, hi, i in zip(low, high, interior)]
         text = "x".join("_".join(map(str, p if any(interior) else p[:2])) for p in parts)
-        return [self.emit("pad", _default_layout(result), values, {"padding": text})]
+        return [self.emit("pad", result, values, {"padding": text})]
 
     def convert_tuple(self, op: _Op, values) -> list:
         result = op.result_types[0]
@@ -2120,11 +1985,7 @@ class _Parser(Cursor):
             self.fail(op.attr_tokens.get("callee", op.token), "a callee = @function attribute")
         self.calls.append((op.attr_tokens.get("callee", op.token), callee.name,
                            [_declared(v.shape) for v in values], list(op.result_types)))
-        shapes = [_default_layout(r) for r in op.result_types]
-        if len(shapes) == 1:
-            return [self.emit("call", shapes[0], values, {"to_apply": callee})]  # named in build_module
-        call = self.emit("call", TupleShape(shapes), values, {"to_apply": callee})
-        return self.tuple_elements(call, shapes)
+        return self.results("call", list(op.result_types), values, {"to_apply": callee})  # named in build_module
 
     def body(self, op: _Op, scalars: list) -> str:
         """The op's one region, checked to take (scalars, scalars) and return scalars; its computation's name."""
@@ -2179,11 +2040,7 @@ class _Parser(Cursor):
                 self.fail(op.type_token, f"the result type {_type_text(Shape(value.shape.element_type, tuple(dims)))}",
                           _type_text(result))
         to_apply = self.body(op, scalars)
-        attributes = {"window": window, "to_apply": to_apply}
-        shapes = [_default_layout(r) for r in op.result_types]
-        if len(shapes) == 1:
-            return [self.emit("reduce-window", shapes[0], values, attributes)]
-        return self.tuple_elements(self.emit("reduce-window", TupleShape(shapes), values, attributes), shapes)
+        return self.results("reduce-window", list(op.result_types), values, {"window": window, "to_apply": to_apply})
 
     def padding(self, op: _Op, rank: int) -> tuple:
         value = op.attrs.get("padding")
@@ -2211,25 +2068,13 @@ class _Parser(Cursor):
                           _type_text(result))
         to_apply = self.body(op, scalars)
         attributes = {"dimensions": IntList(dims), "to_apply": to_apply}
-        shapes = [_default_layout(r) for r in op.result_types]
-        if len(shapes) == 1:
-            return [self.emit("reduce", shapes[0], values, attributes)]
-        return self.tuple_elements(self.emit("reduce", TupleShape(shapes), values, attributes), shapes)
+        return self.results("reduce", list(op.result_types), values, attributes)
 
 
 # ----- shapes and helpers --------------------------------------------------------------------------
 
-def _default_layout(shape):
-    """`shape` with XLA's default layout (major to minor: {rank-1, ..., 0}); scalars have none."""
-    if isinstance(shape, TupleShape):
-        return TupleShape([_default_layout(element) for element in shape.elements])
-    layout = tuple(range(shape.rank - 1, -1, -1)) if shape.rank and shape.element_type != "token" else None
-    return Shape(shape.element_type, shape.dims, layout)
-
-
-def _with_layout(shape, layout):
-    if not isinstance(shape, Shape):
-        return _default_layout(shape)
+def _with_layout(shape: Shape, layout) -> Shape:
+    """`shape` with the given layout (major to minor order, as MLIR writes it); scalars have none."""
     return Shape(shape.element_type, shape.dims, tuple(layout) if shape.rank else None)
 
 
@@ -2305,27 +2150,3 @@ def _skeleton(dims: tuple[int, ...], limit: int | None = None) -> str:
         if limit is not None and len(text) > limit:
             text = text[:limit]
     return text
-
-
-def _post_order(instructions: list[HloInstruction]) -> list[HloInstruction]:
-    """XLA's instruction order: from each instruction no other uses (in creation order), operands first,
-    depth first, first operand first."""
-    used = {id(operand) for inst in instructions for operand in inst.operands}
-    state: dict[int, int] = {}
-    order = []
-    for sink in instructions:
-        if id(sink) in used:
-            continue
-        stack = [sink]
-        while stack:
-            current = stack[-1]
-            seen = state.get(id(current))
-            if seen is None:
-                state[id(current)] = 1
-                stack.extend(reversed(current.operands))
-                continue
-            stack.pop()
-            if seen == 1:
-                state[id(current)] = 2
-                order.append(current)
-    return order
