@@ -25,6 +25,7 @@ from resize_kernels.nki import trace
 onnx = pytest.importorskip("onnx", reason="the ONNX oracle needs the test extra: pip install -e '.[test]'")
 from onnx import TensorProto, helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
+from onnx.reference.ops.op_resize import _interpolate_1d_with_x, _nearest_coeffs  # noqa: E402  (opset 11's mode: not in the evaluator)
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
 #: The pairs onnx.reference implements (tf_half_pixel_for_nn is opset 11 only).
@@ -86,13 +87,30 @@ def _round_pick(x: float, nearest: str) -> int:
     return lower + {"floor": 0, "ceil": 1, "round_prefer_floor": frac > 0.5, "round_prefer_ceil": frac >= 0.5}[nearest]
 
 
+def opset_11_tf_half_pixel_for_nn(i: int, o: int, nearest: str) -> list[int]:
+    """x = (d + 0.5) / scale, scale = out / in, then the reference's rounding and neighbour search (float64, its
+    padded axis included): onnx.reference's asymmetric transform of d + 0.5, on a ramp of i values."""
+    ramp = np.arange(i, dtype=np.float64)
+    coeffs = lambda ratio, scale: _nearest_coeffs(ratio, nearest)  # noqa: E731
+    return [int(_interpolate_1d_with_x(ramp, o / i, o, d + 0.5, coeffs, coordinate_transformation_mode="asymmetric"))
+            for d in range(o)]
+
+
+@pytest.mark.parametrize("nearest, i, o", [("round_prefer_floor", 150, 55), ("round_prefer_floor", 14, 17)])
+def test_tf_half_pixel_for_nn_ties_take_the_references_padded_neighbour(nearest, i, o):
+    """(5 + 0.5) / (55 / 150) is 15.000000000000002, but the reference's padded axis rounds it to 16.0 exactly
+    (x + 1), so the neighbour search takes source 14: the map follows the reference, not the naive formula."""
+    got = S.convention_index(i, o, S.IndexConvention("tf_half_pixel_for_nn", nearest, "onnx")).tolist()
+    assert got == opset_11_tf_half_pixel_for_nn(i, o, nearest)
+    assert got != [min(max(_round_pick((d + 0.5) / (o / i), nearest), 0), i - 1) for d in range(o)]
+
+
 @SETTINGS
 @given(st.sampled_from(S.NEAREST_MODES), st.integers(1, 700), st.integers(1, 700))
 def test_tf_half_pixel_for_nn_is_opset_11s_formula(nearest, i, o):
     """x = (d + 0.5) / scale, scale = out / in (float64, as the reference computes its other modes)."""
-    want = [min(max(_round_pick((d + 0.5) / (o / i), nearest), 0), i - 1) for d in range(o)]
     got = S.convention_index(i, o, S.IndexConvention("tf_half_pixel_for_nn", nearest, "onnx"))
-    assert got.tolist() == want
+    assert got.tolist() == opset_11_tf_half_pixel_for_nn(i, o, nearest)
 
 
 @SETTINGS
