@@ -395,38 +395,70 @@ class _Intervals:
     The same answers as _Memory for one-dimensional rects, in time that does not
     grow with the accesses already recorded: a write finishes after everything
     it overlaps (it waited for them), so it may simply overwrite their segments.
+    An access's rects (its contiguous runs: disjoint, sorted) are taken at once,
+    in numpy: a store of a thousand runs is a few array operations, not a
+    thousand list insertions.
     """
 
     def __init__(self):
-        self.starts, self.writes, self.reads = [0], [0.0], [0.0]  # segment i: starts[i] .. starts[i + 1]
+        # segment i: starts[i] .. starts[i + 1]; the last, past every address, ends every search (never touched)
+        self.starts = np.array([0, _PAST_ADDRESSES], np.int64)
+        self.writes, self.reads = np.array([0.0, -np.inf]), np.array([0.0, -np.inf])
 
-    def _span(self, lo: int, hi: int) -> tuple[int, int]:
-        """Indices of the segments lo..hi covers, split so that they start at lo and end at hi."""
-        return self._split(lo), self._split(hi)
+    def ready(self, rects, writing: bool) -> float:
+        """When an access of ``rects`` may start: after the writes its segments hold (and their reads, to write)."""
+        lo, hi = _bounds(rects)
+        i = np.searchsorted(self.starts, lo, "right") - 1
+        j = np.searchsorted(self.starts, hi, "left")
+        ranges = np.stack([i, j], axis=1).ravel()  # max over [i, j) of each rect: reduceat at its even places
+        t = float(np.maximum.reduceat(self.writes, ranges)[::2].max())
+        if writing:
+            t = max(t, float(np.maximum.reduceat(self.reads, ranges)[::2].max()))
+        return t
 
-    def _split(self, x: int) -> int:
-        i = bisect.bisect_right(self.starts, x) - 1
-        if self.starts[i] != x:
-            i += 1
-            self.starts.insert(i, x)
-            self.writes.insert(i, self.writes[i - 1])
-            self.reads.insert(i, self.reads[i - 1])
-        return i
+    def read(self, rects, finish: float) -> None:
+        inside = _ranges(*self._split(*_bounds(rects)))
+        self.reads[inside] = np.maximum(self.reads[inside], finish)
 
-    def ready(self, rect, writing: bool) -> float:
-        i = bisect.bisect_right(self.starts, rect[0]) - 1
-        j = bisect.bisect_left(self.starts, rect[1])
-        t = max(self.writes[i:j])
-        return max(t, max(self.reads[i:j])) if writing else t
+    def write(self, rects, finish: float) -> None:
+        """Each rect becomes one segment written at ``finish``, with no reads since."""
+        first, stop = self._split(*_bounds(rects))
+        self.writes[first], self.reads[first] = finish, 0.0
+        merged = _ranges(first + 1, stop)  # the rest of each rect merges into its first segment
+        if merged.size:
+            keep = np.ones(len(self.starts), bool)
+            keep[merged] = False
+            self.starts, self.writes, self.reads = self.starts[keep], self.writes[keep], self.reads[keep]
 
-    def read(self, rect, finish: float) -> None:
-        a, b = self._span(rect[0], rect[1])
-        reads = self.reads[a:b]
-        self.reads[a:b] = [finish] * (b - a) if finish >= max(reads) else [max(r, finish) for r in reads]
+    def _split(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+        """Split the segments at every lo and hi (a new start takes the times of the segment it splits); the index
+        of each rect's first segment and of the segment after its last."""
+        points = np.concatenate([lo, hi])
+        at = np.searchsorted(self.starts, points)
+        new = np.unique(points[self.starts[at] != points])  # (the last start is past every point)
+        if new.size:
+            at = np.searchsorted(self.starts, new)
+            self.starts = np.insert(self.starts, at, new)
+            self.writes = np.insert(self.writes, at, self.writes[at - 1])
+            self.reads = np.insert(self.reads, at, self.reads[at - 1])
+        return np.searchsorted(self.starts, lo), np.searchsorted(self.starts, hi)
 
-    def write(self, rect, finish: float) -> None:
-        a, b = self._span(rect[0], rect[1])
-        self.starts[a:b], self.writes[a:b], self.reads[a:b] = [rect[0]], [finish], [0.0]
+
+def _ranges(first: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """The indices first[k] .. stop[k] - 1 of every k, in one array."""
+    counts = np.maximum(stop - first, 0)
+    offsets = np.repeat(first - np.cumsum(counts) + counts, counts)
+    return offsets + np.arange(counts.sum())
+
+
+#: An address past every element of an HBM tensor (fewer than 2**31 elements: contract.ADDRESS_LIMIT).
+_PAST_ADDRESSES = 1 << 62
+
+
+def _bounds(rects) -> tuple[np.ndarray, np.ndarray]:
+    """The (lo, hi) arrays of one-dimensional rects (lo, hi, 0, 1)."""
+    lohi = np.array([r[:2] for r in rects], np.int64).reshape(-1, 2)
+    return lohi[:, 0], lohi[:, 1]
 
 
 class _Lane:
@@ -487,18 +519,27 @@ class _Memories:
     def ready(self, footprint, writing: bool) -> float:
         key, rects = footprint
         mem = self.mem.get(key)
-        return max(mem.ready(r, writing) for r in rects) if mem is not None else 0.0
+        if mem is None:
+            return 0.0
+        return mem.ready(rects, writing) if isinstance(mem, _Intervals) else max(mem.ready(r, writing) for r in rects)
 
     def read(self, footprint, finish: float) -> None:
         key, rects = footprint
-        if key in self.mem:
+        mem = self.mem.get(key)
+        if isinstance(mem, _Intervals):
+            mem.read(rects, finish)
+        elif mem is not None:
             for r in rects:
-                self.mem[key].read(r, finish)
+                mem.read(r, finish)
 
     def write(self, footprint, finish: float) -> None:
         key, rects = footprint
-        for r in rects:
-            self.mem[key].write(r, finish)
+        mem = self.mem[key]
+        if isinstance(mem, _Intervals):
+            mem.write(rects, finish)
+        else:
+            for r in rects:
+                mem.write(r, finish)
 
 
 
