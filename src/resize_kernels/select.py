@@ -190,30 +190,37 @@ class _Search:
     def _fastest(self, records: list[KernelRecord], by_default: bool = True):
         """(Program, Candidate), rule of the (kernel, setting) with the lowest score, or None: the kernels' lines
         of settings in rounds (every line's first setting, then every line's second, ...); a line is given up
-        once a setting scores worse than the one before or passes a budget (finer settings take more)."""
+        once a setting scores worse than the one before or passes a budget (finer settings take more). Costing
+        stops as soon as a pair cannot beat both the best so far and its line's setting before."""
         tune = self.work_bytes >= TUNE_FROM_BYTES
         lines = [[r, iter(line if tune else line[:1]), math.inf] for r in records if self._takes(r, by_default)
                  for line in r.settings(self.plan, self.item)[:None if tune else 1]]
         best = None
         while lines:
             for entry in list(lines):
-                r, settings, before = entry
+                r, settings, before = entry  # before: the score of the line's setting before (inf: none known)
                 setting = next(settings, _END)
                 if setting is _END:
                     lines.remove(entry)
-                elif self.spent >= SELECTION_INSTRUCTIONS and best is not None:
+                    continue
+                if self.spent >= SELECTION_INSTRUCTIONS and best is not None:
                     self.tried.append(Candidate(r.name, setting, reason=f"not tried: the selection's budget of "
                                                                          f"{SELECTION_INSTRUCTIONS:,} traced "
                                                                          f"instructions is spent"))
                     lines.remove(entry)
-                else:
-                    got = self._attempt(r, setting, CANDIDATE_INSTRUCTIONS, cost=True)
-                    score = got[1].score if got else math.inf
-                    if got and (best is None or score < best[1].score):
-                        best = got
-                    if score > before or (not got and self.tried[-1].reason.startswith(_GROWS)):
-                        lines.remove(entry)
-                    entry[2] = score
+                    continue
+                beat = best[1].score if best else math.inf
+                got = self._attempt(r, setting, CANDIDATE_INSTRUCTIONS, cost=True,
+                                    beat=max(beat, before) if before < math.inf else beat)
+                score = got[1].score if got else math.inf
+                if got and score < beat:
+                    best = got
+                reason = None if got else self.tried[-1].reason
+                # worse than the setting before (a known score, or given up past it), or past a budget: give it up
+                if score > before or (reason and reason.startswith(_GROWS)) or (
+                        reason and reason.startswith(_SLOWER) and before < math.inf):
+                    lines.remove(entry)
+                entry[2] = score
         if best is None:
             return None
         costed = sum(c.modelled_us is not None for c in self.tried)
@@ -229,8 +236,9 @@ class _Search:
                 return got, rule
         return None
 
-    def _attempt(self, record: KernelRecord, setting, budget: int, cost: bool = False):
-        """(Program, Candidate) of one pair, or None with its reason kept: the one error policy."""
+    def _attempt(self, record: KernelRecord, setting, budget: int, cost: bool = False, beat: float = math.inf):
+        """(Program, Candidate) of one pair, or None with its reason kept: the one error policy. Costed, a pair is
+        given up as soon as its modelled time shows its score cannot ``beat`` the best so far."""
         try:
             program, candidate = self._traced(record, setting, budget)
         except ResizeKernelsError as error:  # it does not apply, does not fit SBUF, or passes the budget
@@ -244,7 +252,15 @@ class _Search:
                 self.tried.append(Candidate(record.name, setting, reason=f"{_SLOW} (its DMAs address more than "
                                                                          f"{COST_MAX_ROWS:,} rows)"))
                 return None
-            times = {t: program_cost(program, t).modelled_us for t in SCORE_TARGETS}
+            times, score = {}, 0.0
+            for t in SCORE_TARGETS:
+                peak = target_params(t).peak_dma_gbps
+                report = program_cost(program, t, stop_past_us=(beat - score) / peak)
+                if report is None:
+                    self.tried.append(Candidate(record.name, setting, reason=f"{_SLOWER} (costing stopped past "
+                                                                             f"{(beat - score) / peak:,.1f} us on {t})"))
+                    return None
+                times[t], score = report.modelled_us, score + report.modelled_us * peak
             candidate = Candidate(record.name, setting, times, instructions=candidate.instructions)
         self.tried.append(candidate)
         return program, candidate
@@ -284,4 +300,6 @@ _END = object()
 #: How a candidate's reason begins when it passed its instruction budget, or the rows costing takes: budgets that
 #: the finer settings of its line pass too.
 _PAST, _SLOW = "more than", "too slow to cost"
+#: How a candidate's reason begins when its costing showed it cannot beat the best so far.
+_SLOWER = "modelled slower than the best so far"
 _GROWS = (_PAST, _SLOW)

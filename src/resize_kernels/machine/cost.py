@@ -685,8 +685,13 @@ def _index_tile(inst: Instruction) -> AccessPattern | None:
     return (inst.dst if isinstance(inst, DmaCopyAdd) else inst.src).vector_offset
 
 
-def program_cost(program: Program, target: str = "trn1", label: str = "") -> CostReport:
-    """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled schedule (S1-S4)."""
+def program_cost(program: Program, target: str = "trn1", label: str = "",
+                 stop_past_us: float | None = None) -> CostReport | None:
+    """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled schedule (S1-S4).
+
+    ``stop_past_us``: give up (return None) as soon as the modelled time passes it (the schedule's end so far
+    can only grow), for a caller that only needs to know the Program is slower than that.
+    """
     params = target_params(target)
     memories = _Memories(program)
     engine_lanes = {"vector": _Lane(), "gpsimd": _Lane(), "scalar": _Lane()}
@@ -699,6 +704,7 @@ def program_cost(program: Program, target: str = "trn1", label: str = "") -> Cos
     dma_bytes = descriptors = indirect = 0
     gen_cycles = 0.0
     events = []
+    end, stop = 0.0, math.inf if stop_past_us is None else stop_past_us - params.launch_us
     for index, inst in enumerate(program.instructions):
         engine = inst.engine
         counts[engine] += 1
@@ -750,6 +756,9 @@ def program_cost(program: Program, target: str = "trn1", label: str = "") -> Cos
             memories.read(s, finish)
         memories.write(dst, finish)
         events.append(event)
+        end = max(end, event.end_us)
+        if end > stop:
+            return None
     makespan = max((e.end_us for e in events), default=0.0)
     return CostReport(
         program=program.name, params=params, modelled_us=params.launch_us + makespan,
