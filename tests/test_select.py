@@ -122,9 +122,23 @@ def test_when_no_candidate_fits_the_fallback_runs(monkeypatch, op, shape, other)
     monkeypatch.setattr(select, "LARGE_INSTRUCTIONS", 1)
     program = select.program(op, None, shape, other, np.float32)
     assert program.selection.kernel == fallback(op).name
-    assert program.selection.rule == "the fallback: no candidate fits"
+    assert program.selection.rule == "the fallback: no candidate fits its budget"
     assert any(c.kernel == fallback(op).name and c.reason == "more than 1 instructions"
                for c in program.selection.candidates)
+
+
+def test_when_the_fallback_passes_the_tracers_budget_the_others_are_tried_in_full(monkeypatch):
+    """The gradient's fallback (the scatter-add kernel) grows with dy's pixels: on a large irregular ratio the
+    rows kernel, which the default skips there, is the last resort."""
+    with_candidates(monkeypatch, GRAD, {fallback(GRAD).name}, rk.errors.InstructionBudgetError("too many"))
+    rows = record(GRAD, "rows")
+    monkeypatch.setitem(registration._RECORDS, (GRAD, "rows"),
+                        dataclasses.replace(rows, skipped_by_default=lambda plan, item: "an irregular map"))
+    program = select.program(GRAD, None, (1, 59, 38, 8), (1, 30, 20, 8), np.float32)
+    assert program.selection.kernel == "rows" and program.selection.rule.startswith("the last resort")
+    with_candidates(monkeypatch, GRAD, {"rows"}, rk.errors.InstructionBudgetError("too many, rows"))
+    with pytest.raises(rk.errors.InstructionBudgetError, match="^too many$"):  # the fallback's error
+        select.program(GRAD, None, (1, 59, 38, 8), (1, 30, 20, 8), np.float32)
 
 
 def test_a_convention_takes_only_the_kernels_whose_maps_are_tables():

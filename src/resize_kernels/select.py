@@ -4,8 +4,9 @@ As tinygrad keeps its search beside its heuristics, choosing is a stage of its o
 the compiler and the API. It traces and costs (kernel, setting) pairs in one loop under one error policy: a pair
 that does not apply, does not fit SBUF or passes its instruction budget is skipped and its reason kept. It traces
 at most a budget of instructions in all, and records its choice, with every pair's modelled time or reason, on
-the Program it returns (``Program.selection``). If no candidate fits, it takes the op's fallback, which fits
-every accepted shape by construction: the default never fails on an accepted shape.
+the Program it returns (``Program.selection``). If no candidate fits its budget, it takes the op's fallback,
+whose SBUF is bounded on every shape, within the tracer's own budget, and where even that passes it, any candidate
+that fits in full: the default never fails on an accepted shape (tests/test_default_never_fails.py).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ class _Search:
 
     def default(self) -> Program:
         """The default's choice: the fastest candidate on larger outputs, else the first that fits by rank; the
-        fallback where none fits."""
+        fallback where none fits (``_last_resort``)."""
         records = kernels.candidates(self.op)
         if self.work_bytes >= COMPARE_FROM_BYTES[self.op]:
             chosen = self._fastest(records)
@@ -170,12 +171,30 @@ class _Search:
                                      f"{LARGE_INSTRUCTIONS:,} instructions, by rank (none fits in "
                                      f"{CANDIDATE_INSTRUCTIONS:,})")
         else:
-            chosen = self._first(records, "the first that fits, by rank (outputs under "
-                                          f"{COMPARE_FROM_BYTES[self.op] // 1024} KiB are not compared)")
-        if chosen is None:
-            fallback = kernels.fallback(self.op)
-            chosen = self._traced(fallback, self._default_setting(fallback), None), "the fallback: no candidate fits"
-        return self._recorded(*chosen)
+            small = COMPARE_FROM_BYTES[self.op] < math.inf
+            chosen = self._first(records, "the first that fits, by rank (" + (
+                f"outputs under {COMPARE_FROM_BYTES[self.op] // 1024} KiB are not compared)" if small else
+                "not compared)"))
+        return self._recorded(*(chosen or self._last_resort(records)))
+
+    def _last_resort(self, records: list[KernelRecord]):
+        """No candidate fits its budget: the fallback within the tracer's own budget; if even it passes that,
+        every other candidate that takes the shape (those the default skips included), by rank. The fallback's
+        error if none fits."""
+        fallback = kernels.fallback(self.op)
+        error = None
+        for r in [fallback, *(r for r in records if r is not fallback)]:
+            if (self.convention is not None and not r.conventions) or r.applies(self.plan, self.item):
+                continue
+            try:
+                program, candidate = self._traced(r, self._default_setting(r), None)
+            except ResizeKernelsError as failed:
+                error = error or failed
+                self.tried.append(Candidate(r.name, self._default_setting(r), reason=str(failed).split("; ")[0]))
+                continue
+            return (program, candidate), ("the fallback: no candidate fits its budget" if r is fallback else
+                                          "the last resort: no candidate fits its budget, nor the fallback its own")
+        raise error
 
     def named(self, record: KernelRecord) -> Program:
         """A named kernel, its schedule settings compared on larger outputs; its own error where it does not

@@ -33,8 +33,9 @@ class KernelRecord:
     lines of schedule settings (each line by growing chunk factor: a search stops a line once a setting does
     worse than the one before); the first setting of the first line is the kernel's default, ``(None,)`` a
     kernel without knobs. ``rank`` orders the op's default candidates (the first tried, and the first among
-    ties); None keeps a kernel out of them (baselines). ``fallback``: fits every accepted shape by
-    construction (bounded SBUF per partition whatever the shape), taken when no candidate fits.
+    ties); None keeps a kernel out of them (baselines). ``fallback``: SBUF per partition bounded whatever the
+    shape, taken when no candidate fits its budget (``select``'s last resort; its instructions still grow with
+    the shape, so where even it passes the tracer's budget the other candidates are tried in full).
     """
 
     name: str
