@@ -234,10 +234,8 @@ class _Search:
                 score = got[1].score if got else math.inf
                 if got and score < beat:
                     best = got
-                reason = None if got else self.tried[-1].reason
-                # worse than the setting before (a known score, or given up past it), or past a budget: give it up
-                if score > before or (reason and reason.startswith(_GROWS)) or (
-                        reason and reason.startswith(_SLOWER) and before < math.inf):
+                # worse than the setting before (or failed after it), or past a budget: give the line up
+                if score > before or (not got and self.tried[-1].reason.startswith(_GROWS)):
                     lines.remove(entry)
                 entry[2] = score
         if best is None:
