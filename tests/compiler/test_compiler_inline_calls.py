@@ -298,3 +298,62 @@ def test_the_relu_call_of_stablehlo_inlines_into_one_computation():
     inline_calls(module)
     assert [c.name for c in module.computations] == ["main"] and "call" not in opcodes(module)
     check_names(module)
+
+
+# -- inlining is counted before it is done: nested calls multiply ------------------------------------------------
+
+def doubling_hlo(depth: int) -> str:
+    """Computation k calls computation k + 1 twice, ``depth`` levels: 2**depth copies of the innermost negate."""
+    text = [f"HloModule chain\n\nc{depth} {{\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] negate(p)\n}}\n"]
+    for k in range(depth - 1, -1, -1):
+        text.append(f"c{k} {{\n  p = f32[2] parameter(0)\n  x = f32[2] call(p), to_apply=c{k + 1}\n"
+                    f"  ROOT y = f32[2] call(x), to_apply=c{k + 1}\n}}\n")
+    text.append("ENTRY main {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] call(p), to_apply=c0\n}\n")
+    return "\n".join(text)
+
+
+def doubling_stablehlo(depth: int) -> str:
+    t = "tensor<2xf32>"
+    funcs = [f"  func.func @main(%arg0: {t}) -> {t} {{\n    %0 = call @c0(%arg0) : ({t}) -> {t}\n"
+             f"    return %0 : {t}\n  }}"]
+    for k in range(depth):
+        funcs.append(f"  func.func private @c{k}(%arg0: {t}) -> {t} {{\n"
+                     f"    %0 = call @c{k + 1}(%arg0) : ({t}) -> {t}\n    %1 = call @c{k + 1}(%0) : ({t}) -> {t}\n"
+                     f"    return %1 : {t}\n  }}")
+    funcs.append(f"  func.func private @c{depth}(%arg0: {t}) -> {t} {{\n    %0 = stablehlo.negate %arg0 : {t}\n"
+                 f"    return %0 : {t}\n  }}")
+    return "module @chain {\n" + "\n".join(funcs) + "\n}\n"
+
+
+def doubling_proto(depth: int) -> bytes:
+    from test_hlo_proto import Computation, serialized, shape
+
+    comps = [Computation(f"c{depth}", depth + 2)]
+    comps[0].add("p", "parameter", shape("f32", (2,)))
+    comps[0].add("a", "negate", shape("f32", (2,)), "p")
+    for k in range(depth - 1, -1, -1):
+        comp = Computation(f"c{k}", k + 2)
+        comp.add("p", "parameter", shape("f32", (2,)))
+        comp.add("x", "call", shape("f32", (2,)), "p", called_computation_ids=[k + 3])
+        comp.add("y", "call", shape("f32", (2,)), "x", called_computation_ids=[k + 3])
+        comps.append(comp)
+    main = Computation("main", 1)
+    main.add("p", "parameter", shape("f32", (2,)))
+    main.add("r", "call", shape("f32", (2,)), "p", called_computation_ids=[2])
+    return serialized(*comps, main)
+
+
+@pytest.mark.parametrize("form", [doubling_hlo, doubling_stablehlo, doubling_proto])
+def test_a_module_whose_calls_multiply_is_refused_before_inlining(form):
+    """40 levels would be 2**40 instructions: refused at once, in every form the compiler takes."""
+    with pytest.raises(ValidationError, match=r"inlining the calls of computation '\w+' would give it up to "
+                                              r"[\d,]+ instructions .* more than the compiler takes \(250,000\)"):
+        compile_hlo(form(40))
+
+
+@pytest.mark.parametrize("form", [doubling_hlo, doubling_stablehlo, doubling_proto])
+def test_a_module_whose_calls_multiply_within_the_budget_runs(form):
+    module = compile_hlo(form(8))
+    x = np.array([1.5, -2.0], np.float32)
+    got = module(x)  # 2**8 negations
+    assert len(module.module.entry.instructions) == 2 ** 8 + 1 and np.array_equal(got, x)

@@ -155,3 +155,26 @@ def test_a_module_beyond_host_memory_is_refused_before_allocating(monkeypatch):
     text = module("x = f32[1024,1024] parameter(0)", "ROOT c = f32[1024,1024] copy(x)")
     with pytest.raises(ResizeKernelsError, match="memory"):
         random_arguments(parse_hlo_module(text))
+
+
+@pytest.mark.parametrize("prefix, kind", [(" " * 3_000_000, "hlo"), ("\n// a comment\n" * 200_000, "hlo"),
+                                          (" \t\n" * 1_000_000 + "// c\n", "stablehlo")])
+def test_the_form_is_told_past_any_run_of_blanks_and_comments(prefix, kind):
+    """Format detection walks blanks and comments in one linear scan (a regex's repeated group over 30 M blanks
+    took gigabytes), then reads the first word."""
+    from resize_kernels.compiler.hlo.formats import module_format
+
+    word = "module {" if kind == "stablehlo" else "HloModule m"
+    assert module_format(prefix + word) == kind
+    assert module_format((prefix + word).encode()) == kind
+    assert module_format(prefix) == "hlo"  # blanks alone: the HLO parser's error says what is missing
+
+
+def test_a_module_past_the_size_limit_is_refused_before_any_look_at_it(monkeypatch):
+    from resize_kernels.compiler import frontend
+
+    monkeypatch.setattr(frontend, "MAX_MODULE_BYTES", 1000)
+    with pytest.raises(InvalidValueError, match=r"requires a module of at most 0 MiB, got 1,001 bytes; split it"):
+        frontend.parse_module(b" " * 1001)
+    with pytest.raises(InvalidValueError, match="got 1,001 characters"):
+        compile_hlo(" " * 1001)

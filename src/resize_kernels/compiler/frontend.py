@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from ..errors import InvalidTypeError, InvalidValueError
 from .hlo import HloModule, parse_hlo_module
-from .hlo.formats import gunzip, module_format
+from .hlo.formats import MAX_MODULE_BYTES, gunzip, module_format
 from .hlo.stablehlo import parse_stablehlo_ops
 from .passes import (
     assign_layouts,
@@ -71,6 +71,9 @@ def parse_module(data: str | bytes) -> HloModule:
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
         raise InvalidTypeError(f"parse_module requires HLO text, StableHLO text or the bytes of a serialized "
                                f"HloModuleProto, got {type(data).__name__}")
+    if len(data) > MAX_MODULE_BYTES:  # before any work on the content
+        raise InvalidValueError(f"parse_module requires a module of at most {MAX_MODULE_BYTES >> 20} MiB, got "
+                                f"{len(data):,} {'characters' if isinstance(data, str) else 'bytes'}; split it")
     kind = module_format(data)
     if kind == "gzip":
         data = gunzip(bytes(data))

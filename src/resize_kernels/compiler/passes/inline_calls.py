@@ -25,7 +25,9 @@ by any attribute that names it (``to_apply=`` of a reduce or reduce-window,
 of reductions inside an inlined function stay. Computations the entry never
 reached are left alone.
 
-Refused, with a ValidationError naming the instruction: a call without a
+Refused, with a ValidationError naming the instruction: a module whose inlined
+computations would pass MAX_INLINED_INSTRUCTIONS (counted before anything is
+copied: nested calls multiply), a call without a
 readable ``to_apply`` or of an unknown computation, recursion (a computation
 that calls itself, directly or not), and a call whose operands or result do
 not match the callee's parameters (numbered 0..n-1) and root, by element type
@@ -48,8 +50,10 @@ def inline_calls(module: HloModule) -> None:
     before = _reachable(module, [comp for comp in module.computations if comp.is_entry])
     unreached = [comp for comp in module.computations if comp not in before]  # kept, and what they use
     callees = {comp: _callees(comp) for comp in module.computations}
+    order = _callees_first(callees)
+    _check_size(order, callees)
     taken = {inst.name for comp in module.computations for inst in comp.instructions}
-    for comp in _callees_first(callees):
+    for comp in order:
         calls = callees[comp]
         if not calls:
             continue
@@ -67,6 +71,28 @@ def inline_calls(module: HloModule) -> None:
     for comp in dropped:
         comp.module = None
     module.computations[:] = [comp for comp in module.computations if comp not in dropped]
+
+
+#: The most instructions inlining may give a computation (about 5 s and 400 MB of IR; a computation written
+#: larger is the parsers' to bound): a chain of computations each calling the next twice doubles at every
+#: level, 2**40 instructions from 5 KB of text.
+MAX_INLINED_INSTRUCTIONS = 250_000
+
+
+def _check_size(order: list[HloComputation], callees: dict) -> None:
+    """ValidationError if inlining would give a computation more than MAX_INLINED_INSTRUCTIONS instructions:
+    counted callees first (each call becomes at most its callee's inlined instructions but its parameters),
+    before anything is copied."""
+    size: dict[HloComputation, int] = {}
+    for comp in order:
+        calls = callees[comp]
+        size[comp] = len(comp.instructions) + sum(size[callee] - len(callee.parameters) - 1 for _, callee in calls)
+        if size[comp] > max(MAX_INLINED_INSTRUCTIONS, len(comp.instructions)):
+            call, callee = max(calls, key=lambda pair: size[pair[1]])
+            raise ValidationError(f"inlining the calls of computation {comp.name!r} would give it up to "
+                                  f"{size[comp]:,} instructions (call {call.name!r} of {callee.name!r} alone "
+                                  f"{size[callee]:,}), more than the compiler takes ({MAX_INLINED_INSTRUCTIONS:,}); "
+                                  f"call fewer functions or split the module")
 
 
 def _callees(comp: HloComputation) -> list[tuple[HloInstruction, HloComputation]]:
