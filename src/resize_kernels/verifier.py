@@ -29,7 +29,7 @@ import numpy as np
 from . import contract, semantics
 from .api import kernel_variant, named_convention, nhwc_out_shape, trace_resize, trace_resize_grad
 from .display import html_table as _html_table
-from .errors import InvalidValueError, ResizeKernelsError
+from .errors import InvalidTypeError, InvalidValueError, ResizeKernelsError
 from .kernels import FORWARD, GRAD
 from .machine.errors import OutOfBoundsError
 from .machine.simulator import Executable
@@ -336,6 +336,11 @@ CHUNK_PAIRS = 256
 MAX_CHUNKS = 1024
 #: Times a chunk is tried again after its worker was lost (a killed process, a lost Dask worker).
 RETRIES = 3
+#: Seconds a sweep waits for its next chunk to finish before it takes the unfinished ones for lost (a chunk takes
+#: seconds: about 10 s at in sizes past 1,024 of a 1..4096 axis).
+CHUNK_TIMEOUT = 600.0
+#: The largest checkpoint a sweep reads (a 1..4096 sweep of both axes writes about 3 MB).
+MAX_CHECKPOINT_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -353,6 +358,9 @@ class Chunk:
     @property
     def pairs(self) -> int:
         return (self.ins[1] - self.ins[0] + 1) * (self.outs[1] - self.outs[0] + 1)
+
+    def __str__(self) -> str:
+        return f"{self.axis}: in {self.ins[0]}..{self.ins[1]}, out {self.outs[0]}..{self.outs[1]}"
 
 
 @dataclass
@@ -444,7 +452,8 @@ def sweep_range(sizes) -> tuple[int, int]:
 
 def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress: bool = False,
           executor=None, chunk_pairs: int | None = None, op: str = FORWARD, checkpoint=None,
-          convention: semantics.IndexConvention | None = None, dtype="int32") -> SweepResult:
+          convention: semantics.IndexConvention | None = None, dtype="int32",
+          chunk_timeout: float = CHUNK_TIMEOUT) -> SweepResult:
     """Verify every (in, out) pair of sizes ``n`` (1..n, or (low, high)) on one axis.
 
     ``op``: FORWARD ("resize_nearest", ``verify``) or GRAD ("resize_nearest_grad",
@@ -453,7 +462,11 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     The pairs go out in chunks (a few integers each) to ``executor``, any
     ``concurrent.futures.Executor`` (a Dask cluster's ``client.get_executor()``
     too), or else to a pool of ``jobs`` local processes. A chunk whose worker
-    is lost is tried again (up to RETRIES times); results merge into one report.
+    is lost is tried again (up to RETRIES times) while the executor still
+    takes work; where it does not (a broken pool, a closed client), SweepError
+    names the chunks lost. ``chunk_timeout``: seconds to wait for the next chunk
+    to finish before the unfinished ones count as lost. Results merge into one
+    report.
     ``checkpoint``: a file (``Checkpoint``) that records each finished chunk; the
     chunks it already holds (checked by this code) are not checked again, so a
     long sweep that was stopped resumes where it stopped. ``chunk_pairs``: pairs
@@ -464,6 +477,11 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     """
     low, n = sweep_range(n)
     _check_count("sweep's jobs", jobs, 1)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InvalidTypeError(f"sweep requires executor to be a concurrent.futures.Executor (or a Dask client's "
+                               f"get_executor()), got {type(executor).__name__}")
+    if isinstance(chunk_timeout, bool) or not isinstance(chunk_timeout, (int, float)) or not chunk_timeout > 0:
+        raise InvalidValueError(f"sweep requires chunk_timeout in seconds, a number > 0, got {chunk_timeout!r}")
     if chunk_pairs is None:
         chunk_pairs = max(CHUNK_PAIRS, (n - low + 1) ** 2 // MAX_CHUNKS)
     _check_count("sweep's chunk_pairs", chunk_pairs, 1)
@@ -506,7 +524,7 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
             for chunk in chunks:
                 done(chunk, check_chunk(chunk))
         else:
-            _run_chunks(chunks, executor, jobs, done)
+            _run_chunks(chunks, executor, jobs, done, float(chunk_timeout))
     finally:
         bar and bar.close()
     return SweepResult(name, axis, n, sorted(merged.failures), sorted(merged.not_applicable), merged.reason, low,
@@ -537,9 +555,12 @@ class Checkpoint:
     changed since) does not count, and runs again, so that a sweep resumed across sessions proves one code."""
 
     def __init__(self, path):
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidTypeError(f"a sweep checkpoint requires a file path, got {type(path).__name__}")
         path = Path(path)
-        if not path.parent.is_dir() or path.is_dir():
-            raise InvalidValueError(f"a sweep checkpoint requires a file in an existing directory, got {str(path)!r}")
+        if not path.parent.is_dir() or (path.exists() and not path.is_file()):
+            raise InvalidValueError(f"a sweep checkpoint requires a regular file in an existing directory, got "
+                                    f"{str(path)!r}")
         self.path, self._cut, self.stale = path, False, 0
 
     def load(self) -> dict:
@@ -551,7 +572,10 @@ class Checkpoint:
         if not self.path.exists():
             return done
         with open(self.path) as f:
-            text = f.read()
+            text = f.read(MAX_CHECKPOINT_BYTES + 1)
+        if len(text) > MAX_CHECKPOINT_BYTES:
+            raise InvalidValueError(f"a sweep checkpoint requires a file of at most {MAX_CHECKPOINT_BYTES >> 20} MiB, "
+                                    f"got {str(self.path)!r}, which is larger; start a new one")
         self._cut = bool(text) and not text.endswith("\n")  # the next line must not extend the cut one
         for line in text.splitlines():
             try:
@@ -583,34 +607,60 @@ class Checkpoint:
                                     f"{e.strerror or e}") from None
 
 
-def _run_chunks(chunks: list[Chunk], executor, jobs: int, done) -> None:
-    """Run ``chunks`` on ``executor`` (or a local pool we own), retrying those whose worker was lost."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _run_chunks(chunks: list[Chunk], executor, jobs: int, done, timeout: float) -> None:
+    """Run ``chunks`` on ``executor`` (or a local pool we own), retrying those whose worker was lost: on a fresh
+    pool of ours, or on the caller's while it takes work; SweepError naming the chunks lost where it does not."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     attempts = dict.fromkeys(chunks, 0)
     while attempts:
         pool = executor or ProcessPoolExecutor(jobs, mp_context=_fork(), initializer=_ignore_interrupt)
         finished = False
         try:
-            futures = {pool.submit(check_chunk, chunk): chunk for chunk in attempts}
-            for future in as_completed(futures):
-                chunk = futures[future]
+            futures = {}
+            for chunk in attempts:
                 try:
-                    result = future.result()
-                except ResizeKernelsError:
-                    raise  # the kernel's own error: the same on any worker
-                except Exception as error:  # noqa: BLE001 - a lost worker, whatever the engine calls it
-                    attempts[chunk] += 1
-                    if attempts[chunk] > RETRIES:
-                        raise SweepError(f"sweep chunk {chunk} failed {attempts[chunk]} times; the last time: "
-                                         f"{type(error).__name__}: {error}") from error
-                    continue
-                del attempts[chunk]
-                done(chunk, result)
-            finished = True
+                    futures[pool.submit(check_chunk, chunk)] = chunk
+                except Exception as error:  # noqa: BLE001 - a broken pool, a closed client: it takes no work
+                    raise _lost(attempts, f"the executor refused work: {type(error).__name__}: {error}") from error
+            pending = set(futures)
+            while pending:
+                ready, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+                if not ready:  # none finished in time: every unfinished chunk counts as lost
+                    for future in pending:
+                        future.cancel()
+                        _lost_once(attempts, futures[future], f"no result within {timeout:g} s")
+                    break
+                for future in ready:
+                    chunk = futures[future]
+                    try:
+                        result = future.result()
+                    except ResizeKernelsError:
+                        raise  # the kernel's own error: the same on any worker
+                    except Exception as error:  # noqa: BLE001 - a lost worker, whatever the engine calls it
+                        _lost_once(attempts, chunk, f"{type(error).__name__}: {error}")
+                        continue
+                    del attempts[chunk]
+                    done(chunk, result)
+            finished = not pending
         finally:
             if executor is None:  # ours: wait for a clean exit, or on an error (Ctrl-C) drop what is queued
                 pool.shutdown(wait=finished, cancel_futures=not finished)
+
+
+def _lost_once(attempts: dict, chunk, why: str) -> None:
+    """Count one loss of ``chunk``; SweepError past RETRIES."""
+    attempts[chunk] += 1
+    if attempts[chunk] > RETRIES:
+        raise SweepError(f"sweep chunk {chunk} failed {attempts[chunk]} times; the last time: {why}")
+
+
+def _lost(attempts: dict, why: str) -> SweepError:
+    """The error of a sweep whose executor takes no more work: why, and the chunks not done."""
+    names = ", ".join(str(c) for c in list(attempts)[:3]) + (f", ... {len(attempts) - 3:,} more"
+                                                           if len(attempts) > 3 else "")
+    return SweepError(f"sweep lost {len(attempts):,} chunks ({names}): {why}; rerun with a working executor "
+                      f"(a --checkpoint file keeps the chunks done)")
 
 
 def _fork():

@@ -71,6 +71,52 @@ class Flaky(ThreadPoolExecutor):
         return super().submit(fn, *args)
 
 
+@pytest.mark.parametrize("executor", [42, object(), "pool"])
+def test_an_executor_that_is_none_is_refused(executor):
+    with pytest.raises(TypeError, match=f"sweep requires executor to be a concurrent.futures.Executor .*got "
+                                        f"{type(executor).__name__}"):
+        sweep(4, "w", executor=executor)
+
+
+def test_an_executor_that_takes_no_work_names_the_chunks_lost():
+    pool = ThreadPoolExecutor(2)
+    pool.shutdown()  # as a closed Dask client or a broken process pool: submit raises
+    with pytest.raises(SweepError, match=r"sweep lost 8 chunks \(w: in 1..1, out 1..8, w: in 2..2, out 1..8, w: in "
+                                         r"3..3, out 1..8, ... 5 more\): the executor refused work: RuntimeError: "
+                                         r".*rerun with a working executor"):
+        sweep(8, "w", executor=pool, chunk_pairs=16)
+
+
+def test_a_broken_process_pool_is_retried_only_while_it_takes_work(tmp_path):
+    """A worker of the caller's pool dies: its chunk is lost, the broken pool takes no more, and the error says
+    which chunks were not done (a pool of the sweep's own is replaced instead: the killed-worker test below)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    marker = tmp_path / "killed"
+    with ProcessPoolExecutor(2, mp_context=verifier._fork()) as pool:
+        pool.submit(_kill_once, str(marker)).exception()  # the pool is broken from here on
+        with pytest.raises(SweepError, match="sweep lost .* chunks .* the executor refused work: BrokenProcessPool"):
+            sweep(6, "w", executor=pool, chunk_pairs=9)
+
+
+def _kill_once(marker):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Stuck(ThreadPoolExecutor):
+    """An executor whose futures never complete."""
+
+    def submit(self, fn, *args, **kwargs):
+        return Future()
+
+
+def test_futures_that_never_complete_end_in_a_clear_error_after_the_timeout():
+    with Stuck(1) as pool, pytest.raises(SweepError, match=r"failed 4 times; the last time: no result within 0.05 s"):
+        sweep(3, "w", executor=pool, chunk_timeout=0.05)
+    with pytest.raises(ValueError, match="sweep requires chunk_timeout in seconds, a number > 0, got 0"):
+        sweep(3, "w", chunk_timeout=0)
+
+
 def test_a_lost_chunk_is_tried_again_and_the_result_is_whole():
     with Flaky(lost=5) as pool:
         result = sweep((38, 45), "w", "seed", executor=pool, chunk_pairs=4)
@@ -225,10 +271,23 @@ def test_a_wide_sweep_takes_larger_chunks():
 
 
 def test_checkpoint_path_errors_are_clear(tmp_path):
-    with pytest.raises(ValueError, match="a sweep checkpoint requires a file in an existing directory"):
+    with pytest.raises(ValueError, match="a sweep checkpoint requires a regular file in an existing directory"):
         verifier.sweep(3, "w", checkpoint=tmp_path / "no" / "such.jsonl")
-    with pytest.raises(ValueError, match="a sweep checkpoint requires a file in an existing directory"):
+    with pytest.raises(ValueError, match="a sweep checkpoint requires a regular file in an existing directory"):
         verifier.sweep(3, "w", checkpoint=tmp_path)
+    for device in ("/dev/zero", "/dev/full", "/dev/null"):  # endless or not a file: refused, not read
+        with pytest.raises(ValueError, match="requires a regular file"):
+            verifier.sweep(3, "w", checkpoint=device)
+    with pytest.raises(TypeError, match="a sweep checkpoint requires a file path, got int"):
+        verifier.sweep(3, "w", checkpoint=0)
+
+
+def test_a_checkpoint_past_its_size_is_refused_not_read(tmp_path, monkeypatch):
+    path = tmp_path / "big.jsonl"
+    path.write_text("x" * 101)
+    monkeypatch.setattr(verifier, "MAX_CHECKPOINT_BYTES", 100)
+    with pytest.raises(ValueError, match="requires a file of at most 0 MiB, got .*big.jsonl', which is larger"):
+        verifier.sweep(3, "w", checkpoint=path)
 
 
 def test_cli_sweep_with_a_checkpoint_resumes(tmp_path, capsys):
