@@ -1,9 +1,11 @@
 """The torch front end: a custom op whose forward and backward run on the simulated NeuronCore."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+from resize_kernels.errors import ResizeKernelsError
 from resize_kernels.frontends.torch import ResizeNearest, interpolate_nearest, resize_nearest, resize_nearest_grad
 
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
@@ -133,9 +135,76 @@ X = torch.zeros(1, 2, 4, 4)
     (lambda: interpolate_nearest(X.numpy(), (8, 8)), TypeError, "requires a torch.Tensor.*got ndarray"),
     (lambda: interpolate_nearest(X, (8.0, 8)), TypeError, "size as an int or a pair of ints"),
     (lambda: interpolate_nearest(X, (8, 8, 8)), TypeError, "size as an int or a pair of ints"),
-    (lambda: interpolate_nearest(X, (0, 8)), ValueError, "resize_nearest requires positive sizes, got output size 0"),
+    (lambda: interpolate_nearest(X, (0, 8)), RuntimeError, r"interpolate_nearest requires output sizes above 0, got \[0, 8\]"),
     (lambda: resize_nearest_grad(X.double(), [2, 2]), TypeError, "resize_nearest_grad requires a float32.*call .float"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# -- what F.interpolate refuses, refused alike ----------------------------------------------------------------------
+
+_X = torch.rand(1, 2, 4, 5)
+_ARGUMENTS = {"size=True": dict(size=True), "size=(True, 3)": dict(size=(True, 3)),
+              "0-d tensor scale": dict(scale_factor=torch.tensor(2.0)),
+              "a tensor among scales": dict(scale_factor=(torch.tensor(2.0), 2.0)),
+              "scale inf": dict(scale_factor=float("inf")), "scale nan": dict(scale_factor=float("nan")),
+              "scale 1e9": dict(scale_factor=1e9), "scale -1": dict(scale_factor=-1.0), "size 0": dict(size=0),
+              "size (3.0, 4)": dict(size=(3.0, 4)), "scale True": dict(scale_factor=True),
+              "0-d tensor size": dict(size=torch.tensor(3)), "numpy sizes": dict(size=(np.int64(3), 4)),
+              "scales (True, 2)": dict(scale_factor=(True, 2.0))}
+
+
+def _outcome(f, x, **kwargs):
+    try:
+        return tuple(f(x, **kwargs).shape)
+    except Exception as error:  # noqa: BLE001 - the outcome compared is the exception's type
+        return error
+
+
+@pytest.mark.parametrize("kwargs", list(_ARGUMENTS.values()), ids=list(_ARGUMENTS))
+def test_what_f_interpolate_refuses_is_refused_with_its_exception_type(kwargs):
+    want, got = _outcome(F.interpolate, _X, **kwargs), _outcome(interpolate_nearest, _X, **kwargs)
+    if isinstance(want, Exception):
+        assert isinstance(got, type(want)) and isinstance(got, ResizeKernelsError), (want, got)
+    else:
+        assert got == want
+
+
+def test_a_sparse_tensor_is_not_implemented_as_in_torch():
+    with pytest.raises(NotImplementedError):
+        F.interpolate(_X.to_sparse(), size=(3, 3))
+    with pytest.raises(NotImplementedError, match="requires a dense .strided. tensor, got layout torch.sparse_coo"):
+        interpolate_nearest(_X.to_sparse(), size=(3, 3))
+
+
+def test_overlapping_patches_in_two_threads_leave_f_interpolate_as_it_was():
+    """Thread A enters, B enters, A leaves, B leaves: each restoring what it saw would leave A's patch installed."""
+    import threading
+
+    from resize_kernels.frontends.torch import patch_interpolate
+
+    original = F.interpolate
+    entered, a_left = threading.Event(), threading.Event()
+
+    def a():
+        with patch_interpolate():
+            entered.set()
+            b_in.wait()
+        a_left.set()
+
+    def b():
+        entered.wait()
+        with patch_interpolate():
+            b_in.set()
+            a_left.wait()
+            assert F.interpolate is not original  # still patched while B's block lasts
+
+    b_in = threading.Event()
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert F.interpolate is original

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import threading
 import warnings
 
 import ml_dtypes
@@ -54,7 +55,12 @@ class _SizeError(InvalidTypeError, InvalidValueError):
 
 
 class _EmptyInputError(InvalidValueError, RuntimeError):
-    """An input torch's kernels refuse at run time (no channels, no width): also the RuntimeError torch raises."""
+    """An input or output size torch's kernels refuse at run time (no channels, no width, a size of 0 or past
+    int64): also the RuntimeError torch raises."""
+
+
+class _LayoutError(InvalidTypeError, NotImplementedError):
+    """A tensor layout torch's nearest kernels have no implementation for (sparse): also its NotImplementedError."""
 
 
 # -- checks -------------------------------------------------------------------------------------------------------
@@ -62,6 +68,8 @@ class _EmptyInputError(InvalidValueError, RuntimeError):
 def _check(x, what: str, grad: bool = False) -> None:
     if not isinstance(x, torch.Tensor):
         raise InvalidTypeError(f"{what} requires a torch.Tensor in NCHW (or NCW) layout, got {type(x).__name__}")
+    if x.layout != torch.strided:
+        raise _LayoutError(f"{what} requires a dense (strided) tensor, got layout {x.layout}; call .to_dense()")
     if x.dim() not in (3, 4):
         hint = "; 5-D (volumetric) resize is not supported here, call F.interpolate" if x.dim() == 5 else ""
         raise InvalidValueError(f"{what} requires an NCHW tensor of rank 4 (batch, channels, height, width) or an "
@@ -240,15 +248,16 @@ resize_nearest_grad.register_autograd(_resize_nearest_grad_backward, setup_conte
 # -- F.interpolate's front --------------------------------------------------------------------------------------------
 
 def _is_int(s) -> bool:
-    """An integer as F.interpolate takes one for a size: int (bool too), numpy integer, integer tensor."""
+    """An integer as F.interpolate takes one for a size: int, numpy integer, 0-d integer tensor; not a bool (its
+    kernel refuses one)."""
     if isinstance(s, torch.Tensor):
-        return s.dim() == 0 and not s.is_floating_point() and not s.is_complex()
-    return isinstance(s, (int, np.integer))
+        return s.dim() == 0 and not s.is_floating_point() and not s.is_complex() and s.dtype != torch.bool
+    return isinstance(s, (int, np.integer)) and not isinstance(s, bool)
 
 
 def _is_real(s) -> bool:
-    if isinstance(s, torch.Tensor):
-        return s.dim() == 0 and not s.is_complex()
+    """A scale factor as F.interpolate takes one: a Python or numpy number, a bool too; not a tensor (its kernel
+    refuses one)."""
     return isinstance(s, (int, float, np.integer, np.floating))
 
 
@@ -273,7 +282,7 @@ def _output_size(x: torch.Tensor, size, scale_factor, recompute_scale_factor) ->
             raise _size_error(x, size)
         if not all(map(_is_int, sizes)):
             raise _size_error(x, size, InvalidTypeError)
-        return [int(s) for s in sizes], None
+        return _check_output([int(s) for s in sizes], x, f"size {size!r}"), None
     if scale_factor is None:
         raise InvalidValueError("interpolate_nearest requires size or scale_factor, got neither")
     factors = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * k
@@ -286,10 +295,19 @@ def _output_size(x: torch.Tensor, size, scale_factor, recompute_scale_factor) ->
     if not all(math.isfinite(s) for s in factors):
         raise _EmptyInputError(f"interpolate_nearest requires finite scale factors, got {scale_factor!r}")
     out = [math.floor(n * s) for n, s in zip(x.shape[2:], factors)]  # F.interpolate's and ATen's floor(in * s)
+    return _check_output(out, x, f"scale_factor {scale_factor!r}"), (None if recompute_scale_factor else factors)
+
+
+def _check_output(out: list, x: torch.Tensor, given: str) -> list:
+    """The output sizes, if torch's kernels take them (above 0); else the RuntimeError they raise, as a project
+    error. Sizes from 2**24 on: a project error too (float32 positions stop being exact there)."""
     if not all(o > 0 for o in out):
         raise _EmptyInputError(f"interpolate_nearest requires output sizes above 0, got {out} from input "
-                               f"{list(x.shape[2:])} and scale_factor {scale_factor!r}; use a larger scale factor")
-    return out, (None if recompute_scale_factor else factors)
+                               f"{list(x.shape[2:])} and {given}; use a larger one")
+    if any(o >= semantics.MAX_DIM for o in out):
+        raise _EmptyInputError(f"interpolate_nearest requires output sizes below 2**24, got {out} from input "
+                               f"{list(x.shape[2:])} and {given}; use a smaller one")
+    return out
 
 
 #: The (mode, path, input size, output size, scales) whose differences have been reported.
@@ -358,26 +376,43 @@ class ResizeNearest(torch.nn.Module):
 
 def _routable(x) -> bool:
     return (isinstance(x, torch.Tensor) and not torch.overrides.has_torch_function_unary(x) and x.dim() in (3, 4)
+            and x.layout == torch.strided
             and x.dtype in _FORWARD_DTYPES and x.device.type == "cpu" and not (x.requires_grad and x.dtype == torch.uint8))
+
+
+class _Patch:
+    """The one process-wide patch of F.interpolate: installed by the first block entered, removed by the last one
+    left, whatever the threads (two threads' overlapping blocks each restoring what it saw left it patched)."""
+
+    lock = threading.Lock()
+    depth = 0
+    original = None
+
+
+def _patched_interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                         recompute_scale_factor=None, antialias=False):
+    if mode in MODES and align_corners is None and not antialias and _routable(input):
+        return interpolate_nearest(input, size, scale_factor, mode, recompute_scale_factor)
+    return _Patch.original(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 
 @contextlib.contextmanager
 def patch_interpolate():
     """Within the block, ``torch.nn.functional.interpolate`` (which modules reach as ``F.interpolate``, and
-    ``nn.Upsample``) sends its "nearest" and "nearest-exact" calls on CPU NCW / NCHW tensors of a NeuronCore dtype
-    to ``interpolate_nearest``; every other call goes to F.interpolate itself. Process-wide while it lasts (not
-    per thread); a name bound before the block (``from torch.nn.functional import interpolate``) is not patched."""
-    original = torch.nn.functional.interpolate
-
-    @functools.wraps(original)
-    def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                    recompute_scale_factor=None, antialias=False):
-        if mode in MODES and align_corners is None and not antialias and _routable(input):
-            return interpolate_nearest(input, size, scale_factor, mode, recompute_scale_factor)
-        return original(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
-
-    torch.nn.functional.interpolate = interpolate
+    ``nn.Upsample``) sends its "nearest" and "nearest-exact" calls on CPU NCW / NCHW dense tensors of a NeuronCore
+    dtype to ``interpolate_nearest``; every other call goes to F.interpolate itself. Process-wide while any block
+    lasts (not per thread: blocks may nest and overlap across threads); a name bound before the block
+    (``from torch.nn.functional import interpolate``) is not patched."""
+    with _Patch.lock:
+        if _Patch.depth == 0:
+            _Patch.original = torch.nn.functional.interpolate
+            functools.update_wrapper(_patched_interpolate, _Patch.original)
+            torch.nn.functional.interpolate = _patched_interpolate
+        _Patch.depth += 1
     try:
         yield
     finally:
-        torch.nn.functional.interpolate = original
+        with _Patch.lock:
+            _Patch.depth -= 1
+            if _Patch.depth == 0:
+                torch.nn.functional.interpolate = _Patch.original
