@@ -1,5 +1,6 @@
 """The command never prints a traceback: exit 0 success, 1 an error in one message, 2 a usage error."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,27 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(argv):
         proc.stdout.close()
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=60) in (0, 1) and err == "", err
+
+
+@pytest.mark.parametrize("argv", ["--version", "--help", "inspect --in 1x4x4x1 --out 8x8"])
+def test_a_closed_standard_output_is_one_line_not_a_traceback(argv):
+    done = subprocess.run(["sh", "-c", f"{sys.executable} -m resize_kernels {argv} >&-"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr == ("resize-kernels: standard output is closed; run it with an output (a file, a pipe, "
+                           "/dev/null)\n")
+
+
+@pytest.mark.parametrize("flag, path, message", [
+    ("--timeline", "t.out", "--timeline requires a file name ending in .png, .pdf, .svg, got 't.out'"),
+    ("--timeline", "/dev/full", "--timeline requires a file name ending in .png"),
+    ("--timeline", "no/such/dir/t.png", "--timeline requires an existing directory"),
+    ("--trace", "no/such/dir/t.json", r"--trace \(a Chrome trace\) requires an existing directory"),
+    ("--trace", ".", r"--trace \(a Chrome trace\) requires a file name, got the directory"),
+])
+def test_inspect_checks_its_output_files_before_the_work(flag, path, message, capsys, monkeypatch):
+    from resize_kernels import api
+
+    monkeypatch.setattr(api, "cost", lambda *a, **k: pytest.fail("the work began before the path was checked"))
+    code, out, err = run(["inspect", "--in", "1x4x4x1", "--out", "8x8", flag, path], capsys)
+    assert code == 1 and out == "" and re.search(message, err) and err.count("\n") == 1

@@ -360,18 +360,21 @@ def _add_compile_command(sub) -> None:
 
 def _inspect(args) -> int:
     from .api import cost, trace_resize
+    from .verifier import check_json_path, check_plot_path
 
+    trace = check_json_path(args.trace, "--trace (a Chrome trace)") if args.trace else None  # before the work
+    timeline = check_plot_path(args.timeline, "--timeline") if args.timeline else None
     report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target)
     print(report)
     print()
     print(report.schedule(limit=args.listing))
     if args.trace or args.timeline:
         from .machine.timeline import plot_timeline, write_chrome_trace
-        if args.trace:
-            print(f"wrote {write_chrome_trace(report, args.trace)} (Chrome trace format: open it in "
+        if trace:
+            print(f"wrote {write_chrome_trace(report, trace)} (Chrome trace format: open it in "
                   f"https://ui.perfetto.dev or chrome://tracing)")
-        if args.timeline:
-            print(f"wrote {plot_timeline(report, args.timeline)}")
+        if timeline:
+            print(f"wrote {plot_timeline(report, timeline)}")
     program = trace_resize(args.in_shape, args.out_shape[1:3], "float32", args.kernel)
     print()
     print(program.listing(limit=args.listing))
@@ -526,6 +529,11 @@ def _run(args) -> int:
 
 def main(argv=None) -> int:
     """Run the command line ``argv`` (default: sys.argv[1:]) and return its exit code; usage errors exit 2."""
+    if sys.stdout is None:  # started with standard output closed (>&-): nothing to answer on
+        if sys.stderr is not None:
+            print("resize-kernels: standard output is closed; run it with an output (a file, a pipe, /dev/null)",
+                  file=sys.stderr)
+        return 1
     try:
         try:
             parser = build_parser()

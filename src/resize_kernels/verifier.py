@@ -685,20 +685,21 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="pairs", unit_scale=True, disable=None)  # None: quiet when not on a terminal
 
 
-def check_plot_path(path) -> Path:
-    """``path`` resolved, if ``plot_failures`` can write it; else InvalidValueError saying why (check before a sweep).
+def check_plot_path(path, what: str = "a plot") -> Path:
+    """``path`` resolved, if ``plot_failures`` (or another matplotlib figure: ``what``) can write it; else
+    InvalidValueError saying why (check before the work).
 
     The name ends in .png, .pdf or .svg, matplotlib is installed, the directory
     exists and a file can be created there (tried, and removed again).
     """
     path = Path(path)
     if path.suffix.lower().lstrip(".") not in PLOT_FORMATS:
-        raise InvalidValueError(f"a plot requires a file name ending in {', '.join('.' + f for f in PLOT_FORMATS)}, "
+        raise InvalidValueError(f"{what} requires a file name ending in {', '.join('.' + f for f in PLOT_FORMATS)}, "
                                 f"got {str(path)!r}")
     if importlib.util.find_spec("matplotlib") is None:
-        raise InvalidValueError("a plot requires matplotlib: pip install 'resize-kernels[plot]'")
+        raise InvalidValueError(f"{what} requires matplotlib: pip install 'resize-kernels[plot]'")
     if not path.parent.is_dir():
-        raise InvalidValueError(f"a plot requires an existing directory, got {str(path.parent)!r} for {str(path)!r}")
+        raise InvalidValueError(f"{what} requires an existing directory, got {str(path.parent)!r} for {str(path)!r}")
     existed = path.exists()
     try:
         with open(path, "ab"):
@@ -706,18 +707,18 @@ def check_plot_path(path) -> Path:
         if not existed:
             path.unlink()
     except OSError as e:
-        raise InvalidValueError(f"a plot requires a writable file, got {str(path)!r}: {e.strerror or e}") from None
+        raise InvalidValueError(f"{what} requires a writable file, got {str(path)!r}: {e.strerror or e}") from None
     return path.resolve()
 
 
-def check_json_path(path) -> Path:
-    """``path`` resolved, if a JSON report can be written there (checked before a sweep, like a plot's)."""
+def check_json_path(path, what: str = "a JSON report") -> Path:
+    """``path`` resolved, if a JSON report (``what``) can be written there (checked before the work, like a
+    plot's)."""
     path = Path(path)
     if not path.parent.is_dir():
-        raise InvalidValueError(f"a JSON report requires an existing directory, got {str(path.parent)!r} for "
-                                f"{str(path)!r}")
+        raise InvalidValueError(f"{what} requires an existing directory, got {str(path.parent)!r} for {str(path)!r}")
     if path.is_dir():
-        raise InvalidValueError(f"a JSON report requires a file name, got the directory {str(path)!r}")
+        raise InvalidValueError(f"{what} requires a file name, got the directory {str(path)!r}")
     return path.resolve()
 
 
