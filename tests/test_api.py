@@ -57,10 +57,21 @@ X = np.zeros((1, 4, 4, 2), np.float32)
     (lambda: rk.resize_nearest(torch.zeros(1, 4, 4, 2), (8, 8)), TypeError, "got Tensor; convert a torch tensor"),
     (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'auto', 'rows', "),
     (lambda: rk.index_map((4,), (8, 8)), TypeError, "pair"),
+    # empty names are no names: not ONNX's defaults (issue 40.11); garbage arguments (40.12)
+    (lambda: rk.resize_nearest(X, (8, 8), coordinate_transformation_mode=""), ValueError,
+     "requires coordinate_transformation_mode one of .*got ''"),
+    (lambda: rk.resize_nearest(X, (8, 8), nearest_mode=""), ValueError, "requires nearest_mode one of .*got ''"),
+    (lambda: rk.resize_nearest(X, (8, 8), nearest_mode="floor", scales=1.5), TypeError,
+     r"requires scales as a pair \(height, width\) of numbers, as ONNX gives them, got 1.5"),
+    (lambda: rk.cost(X.shape, (8, 8), target=[]), TypeError, "cost requires target as a name, 'trn1' or 'trn2', got list"),
+    (lambda: rk.resize_nearest(X, (8, 8), kernel=[]), ValueError, r"has no kernel \[\]; choose one of"),
+    (lambda: rk.resize_nearest(X, (8, 8), kernel=np.array(["rows"])), ValueError, "has no kernel array"),
+    (lambda: rk.compile_hlo("HloModule m", kernel=["auto"]), ValueError, r"has no kernel \['auto'\]"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):
-    with pytest.raises(exc, match=match):
+    with pytest.raises(exc, match=match) as info:
         call()
+    assert isinstance(info.value, rk.errors.ResizeKernelsError)
 
 
 def test_too_many_channels_for_sbuf():

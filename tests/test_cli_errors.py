@@ -227,3 +227,10 @@ def test_inspect_checks_its_output_files_before_the_work(flag, path, message, ca
     monkeypatch.setattr(api, "cost", lambda *a, **k: pytest.fail("the work began before the path was checked"))
     code, out, err = run(["inspect", "--in", "1x4x4x1", "--out", "8x8", flag, path], capsys)
     assert code == 1 and out == "" and re.search(message, err) and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("flag", ["--convention", "--nearest-mode", "--coordinate-transformation-mode",
+                                  "--tensorflow-mode"])
+def test_an_empty_convention_name_is_an_error_not_the_default(flag, capsys):
+    code, out, err = run(["verify", "--in", "1x4x4x1", "--out", "8x8", flag, ""], capsys)
+    assert code == 1 and out == "" and "got ''" in err and err.count("\n") == 1

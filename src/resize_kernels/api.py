@@ -166,9 +166,13 @@ def index_convention(coordinate_transformation_mode: str | None = None, nearest_
             raise InvalidValueError("resize_nearest takes scales only with ONNX's coordinate_transformation_mode or "
                                     "nearest_mode (the compiler's map is the sizes' ratio)")
         return None
-    return semantics.IndexConvention(coordinate_transformation_mode or ONNX_DEFAULTS[0],
-                                     nearest_mode or ONNX_DEFAULTS[1], "onnx",
-                                     (None, None) if scales is None else tuple(scales))
+    if scales is not None and (not isinstance(scales, (tuple, list)) or len(scales) != 2):
+        raise InvalidTypeError(f"resize_nearest requires scales as a pair (height, width) of numbers, as ONNX "
+                               f"gives them, got {scales!r}")
+    return semantics.IndexConvention(  # a mode left out (None, not "") takes ONNX's default
+        ONNX_DEFAULTS[0] if coordinate_transformation_mode is None else coordinate_transformation_mode,
+        ONNX_DEFAULTS[1] if nearest_mode is None else nearest_mode, "onnx",
+        (None, None) if scales is None else tuple(scales))
 
 
 def named_convention(what: str, convention=None, coordinate_transformation_mode=None, nearest_mode=None, scales=None):
@@ -273,6 +277,8 @@ def cost(in_shape, out_shape, kernel: str | None = None, target: str = "trn1", d
     Every time in it is modelled, not measured. ``convention``: as in
     ``resize_nearest`` (None: the compiler's map).
     """
+    if not isinstance(target, str):
+        raise InvalidTypeError(f"cost requires target as a name, 'trn1' or 'trn2', got {type(target).__name__}")
     target_params(target)
     in_shape, out_shape = contract.resize_shapes("cost", in_shape, nhwc_out_shape(in_shape, out_shape))
     name = kernel_variant("resize_nearest", kernel)

@@ -196,18 +196,18 @@ def _convention(args):
     from . import semantics
     from .api import named_convention
 
-    named = [flag for flag, given in (("--coordinate-transformation-mode / --nearest-mode",
-                                       args.coordinate_transformation_mode or args.nearest_mode),
-                                      ("--tensorflow-mode", args.tensorflow_mode), ("--convention", args.convention))
-             if given]
+    given_onnx = args.coordinate_transformation_mode is not None or args.nearest_mode is not None
+    named = [flag for flag, given in (("--coordinate-transformation-mode / --nearest-mode", given_onnx),
+                                      ("--tensorflow-mode", args.tensorflow_mode is not None),
+                                      ("--convention", args.convention is not None)) if given]
     if len(named) > 1:
         raise InvalidValueError(f"verify takes one way of naming the map, got {' and '.join(named)}; give one")
     if args.convention == "all":
         raise InvalidValueError("--convention all takes --sweep (each convention in turn); name one convention to "
                                 "verify a single shape")
-    if args.convention:
+    if args.convention is not None:
         return semantics.IndexConvention.from_key(args.convention)
-    if args.tensorflow_mode:
+    if args.tensorflow_mode is not None:
         if args.tensorflow_mode not in semantics.TENSORFLOW_MODES:
             raise InvalidValueError(f"--tensorflow-mode requires one of {', '.join(semantics.TENSORFLOW_MODES)}, "
                                     f"got {args.tensorflow_mode!r}")
