@@ -120,6 +120,20 @@ def test_integer_maximum_and_minimum():
     assert_bits_equal(op("maximum", p, q), p | q)
 
 
+def test_clamp_keeps_a_nans_sign_as_xla_does():
+    """jax.lax.clamp on XLA:CPU (jax 0.10.2): minimum(maximum(low, x), high) in that operand order."""
+    nan, minus_nan = 0x7FC00002, 0xFFC00002
+    x = f32(nan, minus_nan, MINUS_ZERO, ZERO, 0x7FC00000)
+    text = module("lo = f32[] parameter(0)", "x = f32[5] parameter(1)", "hi = f32[] parameter(2)",
+                  "ROOT c = f32[5] clamp(lo, x, hi)")
+    assert_bits_equal(run(text, f32(MINUS_ZERO)[0], x, f32(MINUS_ZERO)[0]),
+                      f32(nan, minus_nan, MINUS_ZERO, MINUS_ZERO, 0x7FC00000))
+    assert_bits_equal(run(text, np.float32(-1), x, np.float32(0.5)), f32(nan, minus_nan, MINUS_ZERO, ZERO, 0x7FC00000))
+    lo_nan = f32(0xFFC00003)[0]
+    assert_bits_equal(run(text, lo_nan, f32(ONE, MINUS_ZERO, ZERO, ONE, ONE), np.float32(2)), f32(*[0xFFC00003] * 5))
+    assert_bits_equal(run(text, np.float32(0), f32(ONE, MINUS_ZERO, ZERO, ONE, ONE), lo_nan), f32(*[0xFFC00003] * 5))
+
+
 def test_clamp_is_minimum_of_high_and_maximum_of_low_and_x():
     x = f32(MINUS_ZERO, ZERO, 0x7FC00002, 0xFFC00002, ONE, MINUS_ONE, INF, MINUS_INF)
     low, high = np.float32(0), np.float32(0.5)
@@ -742,3 +756,15 @@ def test_make_writes_the_committed_files(tmp_path):
                     assert m.tobytes() == c.tobytes(), (name, index)
         else:
             assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("element, dtype, nan, want", [("f16", np.float16, 0x7E01, 0x7E01),
+                                                        ("bf16", ml_dtypes.bfloat16, 0x7FC1, 0x7FC0)])
+def test_clamp_keeps_a_nans_sign_in_the_half_types(element, dtype, nan, want):
+    """jax.lax.clamp(-0, x, -0) on XLA:CPU (jax 0.10.2) keeps both NaNs' signs; bf16 comes back with XLA's
+    canonical payload (its computation goes through f32), f16 with its own."""
+    bits = np.array([nan, nan | 0x8000], np.uint16).view(dtype)
+    text = module(f"lo = {element}[] parameter(0)", f"x = {element}[2] parameter(1)", f"hi = {element}[] parameter(2)",
+                  f"ROOT c = {element}[2] clamp(lo, x, hi)")
+    minus_zero = np.array(-0.0, dtype)
+    assert_bits_equal(run(text, minus_zero, bits, minus_zero), np.array([want, want | 0x8000], np.uint16).view(dtype))

@@ -548,8 +548,9 @@ def _select(inst):
 
 
 def _clamp(inst):
-    """clamp(low, x, high) = minimum(high, maximum(low, x)) with XLA's maximum and minimum (NaN propagates, -0 <
-    +0); the bounds may be scalars."""
+    """clamp(low, x, high) = minimum(maximum(low, x), high), in XLA:CPU's operand order, with XLA's maximum and
+    minimum (NaN propagates, -0 < +0; checked against jax.lax.clamp: clamp(-0, NaN, -0) keeps the NaN's sign,
+    which minimum(high, ...) would set); the bounds may be scalars."""
     low, operand, high = (op.shape for op in inst.operands)
     _check_kinds(inst, _PRED + _NUMBER, inst.shape)
     _check_types(inst, [low, operand, high, inst.shape], inst.shape.element_type)
@@ -558,7 +559,7 @@ def _clamp(inst):
                              f"{list(inst.shape.dims)} and scalar bounds or bounds of those dimensions, got "
                              f"{', '.join(str(op.shape) for op in inst.operands)}")
     maximum, minimum = _extreme(inst.shape, True), _extreme(inst.shape, False)
-    return lambda lo, x, hi: np.broadcast_to(minimum(hi, maximum(lo, x)), inst.shape.dims).copy()
+    return lambda lo, x, hi: np.broadcast_to(minimum(maximum(lo, x), hi), inst.shape.dims).copy()
 
 
 # ----- shapes moved around ---------------------------------------------------------------------
