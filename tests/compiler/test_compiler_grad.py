@@ -301,7 +301,7 @@ def test_reduce_window_refuses_other_ratios(rng):
     with pytest.raises(ValueError, match=r"kernel='reduce_window' requires .* got dy \(59, 38\) for input "
                                          r"\(30, 20\); use kernel='general'"):
         rk.resize_nearest_grad(small_ints(rng, (1, 59, 38, 2), np.float32), (30, 20), kernel="reduce_window")
-    with pytest.raises(ValueError, match="no kernel 'pool'; choose one of 'auto', 'rows', 'general', 'reduce_window'"):
+    with pytest.raises(ValueError, match="no kernel 'pool'; choose one of 'auto', 'rows', 'padded', 'general', 'reduce_window'"):
         rk.resize_nearest_grad(small_ints(rng, (1, 8, 8, 2), np.float32), (4, 4), kernel="pool")
 
 

@@ -132,8 +132,8 @@ def test_float32_accumulates_in_dx_and_half_types_cast_once():
     assert f32.counts()["tensor_copy"] < bf16.counts()["tensor_copy"]
 
 
-def test_registered_as_general_the_gradients_fallback():
-    assert record(GRAD, "general").function is resize_nearest_grad_kernel and record(GRAD, "general").fallback
+def test_registered_as_general():
+    assert record(GRAD, "general").function is resize_nearest_grad_kernel
 
 
 @pytest.mark.parametrize("dy, in_shape, exc, match", [
@@ -177,7 +177,7 @@ DY = np.zeros((1, 8, 8, 2), np.float32)
      "positive sizes, got output size 0"),
     (lambda: rk.resize_nearest_grad(DY, (4, 1 << 24)), ValueError, "below 2\\*\\*24"),
     (lambda: rk.resize_nearest_grad(DY, (4, 4), kernel="pool"), ValueError,
-     "no kernel 'pool'; choose one of 'auto', 'rows', 'general'"),
+     "no kernel 'pool'; choose one of 'auto', 'rows', 'padded', 'general'"),
 ])
 def test_bad_input_gets_a_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):

@@ -72,7 +72,7 @@ def test_cli_sweeps_the_gradient(capsys):
     assert cli.main(["verify", "--in", "1x3x4x2", "--out", "1x5x6x2", "--grad"]) == 0
     assert "input-gradient pixels checked" in capsys.readouterr().out
     assert cli.main(["verify", "--sweep", "5", "--grad", "--kernel", "rowreuse"]) == 2  # a usage error
-    assert "--kernel 'rowreuse' is no gradient kernel; choose one of auto, rows, general" in capsys.readouterr().err
+    assert "--kernel 'rowreuse' is no gradient kernel; choose one of auto, rows, padded, general" in capsys.readouterr().err
 
 
 def test_sweep_rejects_an_unknown_op():

@@ -144,4 +144,4 @@ def _cast(acc, dx, total):
         nisa.dma_copy(dst=dx.ap(pattern=[[w, p], [1, w]], offset=off), src=narrow)
 
 
-register(KernelRecord("general", GRAD, resize_nearest_grad_kernel, rank=1, conventions=True, fallback=True))
+register(KernelRecord("general", GRAD, resize_nearest_grad_kernel, rank=2, conventions=True))
