@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import api, semantics
-from resize_kernels.kernels import GRAD, grad, record
+from resize_kernels.kernels import GRAD, record
 from resize_kernels.kernels.grad import resize_nearest_grad_kernel
-from resize_kernels.kernels.dma import CHUNK_BYTES
+from resize_kernels.kernels.slots import SLOTS
 from resize_kernels.machine.memory import DEFAULT_SBUF_PARTITION_BYTES
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import TensorSpec, trace
@@ -94,20 +94,20 @@ def test_wide_rows_add_in_row_major_order_across_column_tiles(rng):
     assert_bits_equal(rk.resize_nearest_grad(dy, (2, 1)), semantics.resize_nearest_grad_reference(dy, (2, 1)))
 
 
-def test_column_groups_cover_every_tile(rng, monkeypatch):
-    monkeypatch.setattr(grad, "COLUMN_GROUP", 2)  # 5 column tiles in groups of 2, 2, 1
-    dy = small_ints(rng, (2, 3, 600, 2), np.float32)
-    program = trace(resize_nearest_grad_kernel, dy, in_shape=(2, 5, 250, 2))
-    assert program.counts()["iota"] == 3
-    assert_bits_equal(run(program, [dy])[0], semantics.resize_nearest_grad_reference(dy, (5, 250)))
+def test_large_block_ratios_take_few_instructions(rng):
+    """Issue 40.16: every dx pixel summing a large block of dy pixels (2048x2048 -> 1x1) in tens of instructions,
+    not one per 128 dy pixels."""
+    dy = rng.standard_normal((1, 2048, 2048, 1)).astype(np.float32)
+    program = trace(resize_nearest_grad_kernel, dy, in_shape=(1, 1, 1, 1))
+    assert len(program.instructions) < 100
+    assert_bits_equal(run(program, [dy])[0], semantics.resize_nearest_grad_reference(dy, (1, 1)))
 
 
 def test_channels_beyond_one_chunk_are_split(rng):
-    chunk = CHUNK_BYTES // 8  # channels per DMA: a float32 dy tile and the one it widens fit CHUNK_BYTES
-    c = chunk + 3
+    c = SLOTS + 3  # channels past one piece's slots
     dy = small_ints(rng, (1, 3, 2, c), ml_dtypes.bfloat16)
-    program = api.trace_resize_grad(dy.shape, (2, 3), dy.dtype)
-    assert all(d.dst.shape[1] <= chunk for d in program.dmas())
+    program = api.trace_resize_grad(dy.shape, (2, 3), dy.dtype, kernel="general")
+    assert all(d.dst.shape[-1] <= SLOTS for d in program.dmas() if d.opcode == "dma_copy_add")
     assert_bits_equal(rk.resize_nearest_grad(dy, (2, 3)), semantics.resize_nearest_grad_reference(dy, (2, 3)))
 
 
@@ -120,8 +120,8 @@ def test_sbuf_capacity_holds_for_many_channels():
 def test_sd2_program_shape():
     program = api.trace_resize_grad((10, 59, 38, 1280), (30, 20), kernel="general")
     counts = program.counts()
-    assert counts["dma_copy_add"] == 10 * 20  # 20 tiles of 3 dy rows (the last has 2), each batch
-    assert counts["iota"] == 1 and counts["memset"] == 1  # index work shared by batches; one zero tile
+    # 20 dx columns (two slots of 1280 channels fill a piece), 590 dy rows in 5 tiles of 128
+    assert counts["dma_copy_add"] == 20 * 5 and counts["nc_n_gather"] == 20 * 5
     assert all(d.is_indirect for d in program.dmas() if d.opcode == "dma_copy_add")
 
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 import resize_kernels as rk
 from resize_kernels import semantics, select
 from resize_kernels.kernels import GRAD, fallback
-from resize_kernels.kernels.grad_padded import INDEX_ROWS, SLOTS
+from resize_kernels.kernels.grad_padded import INDEX_ROWS
+from resize_kernels.kernels.slots import SLOTS
 
 from conftest import assert_bits_equal, random_data
 
@@ -24,8 +25,9 @@ def finite(rng, shape, dtype):
     return dy
 
 
-def test_it_is_the_gradients_fallback():
-    assert fallback(GRAD).name == "padded"
+def test_the_default_takes_it_before_the_scatter_add_kernel():
+    assert [r.name for r in rk.kernels.candidates(GRAD)] == ["rows", "padded", "general"]
+    assert fallback(GRAD).name == "general"
 
 
 @settings(max_examples=60, deadline=None)

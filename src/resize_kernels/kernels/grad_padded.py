@@ -1,18 +1,17 @@
-"""resize_nearest_grad_padded_kernel: the gradient in instructions that grow with bytes, not with the map's shape.
+"""resize_nearest_grad_padded_kernel: the gradient's sums made on chip, on any map, in few instructions.
 
 dx[i, j] is the float32 sum, from +0.0 and in row-major (oh, ow) order, of the
 dy pixels whose source is (i, j): dy rows h_k(i), k < count_h(i), by dy columns
-w_m(j), m < count_w(j). Padded to R_h = max count_h rows and R_w = max count_w
-columns with +0.0 terms (a sum from +0.0 is never -0.0, so adding +0.0 changes
-no bit), every dx pixel's sum has the same shape, and one instruction adds the
-k-th row's m-th column of 128 dx rows by a chunk of dx columns at once, however
-irregular the map: row k of each dx row comes by one indirect gather (the dx
-row's k-th dy row from a table), its columns by one nc_n_gather into (j, m)
-slots, a zero slot where m >= count_w(j), and a select zeroes the rows with no
-k-th dy row. Instructions are about (dx rows / 128) x (dx row slots / SLOTS) x
-R_h x (R_w + 4): bounded by the data on every ratio the default meets (the
-selection stage's fallback), where the rows kernel's bands and column groups and
-the general kernel's 128-pixel scatters grow with the pixels.
+w_m(j), m < count_w(j). With dx rows on partitions, row k of each dx row comes
+by one indirect gather (the dx row's k-th dy row from a table; a select sets it
+to +0.0 on rows with fewer), and its columns by one nc_n_gather into slots
+(``slots``: column j, slot m, +0.0 past its count), so that one vector add
+takes the k-th row's m-th column of 128 dx rows by a chunk of dx columns
+however irregular the map. Instructions are about (dx rows / 128) x (dx row
+slots / SLOTS) x R_h x (R_w + 4), R the longest runs: few on the ratios models
+use, where the rows kernel's bands and column groups and the scatter-add
+kernel's serialised DMA adds grow with the pixels; many on ratios of hundreds
+(there the scatter-add kernel, the fallback, stays bounded).
 """
 
 from __future__ import annotations
@@ -24,10 +23,8 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .plan import plan_resize
 from .registration import GRAD, KernelRecord, register
+from .slots import SLOTS, Members, index_tile, slots_of
 
-#: Elements per partition of one piece's padded slots (dx columns x R_w x channels): 16 KiB float32 tiles, so that
-#: the slots, their index tile, the dy row, the accumulator and the output fit SBUF whatever the shape.
-SLOTS = 4096
 #: dy rows per row-index tile (columns of the table of each dx row's k-th dy row).
 INDEX_ROWS = 512
 
@@ -58,18 +55,18 @@ def resize_nearest_grad_padded_kernel(dy_tensor, in_shape, convention=None):
     dx = nl.ndarray(tuple(in_shape), dtype=dtype, buffer=nl.shared_hbm, name="dx")
     dy_pixels = dy_tensor.reshape((in_b * out_h, out_w, c))
     dx_rows = dx.reshape((in_b * in_h, in_w * c))
-    rows, cols = _Members(plan.h.src, in_h), _Members(plan.w.src, in_w)
+    rows, cols = Members(plan.h.src, in_h), Members(plan.w.src, in_w)
     cc = min(c, SLOTS)
     mw = min(cols.most, SLOTS // cc)
     nj = max(1, SLOTS // (mw * cc))
     pmax = nl.tile_size.pmax
     for j0 in nl.affine_range(0, in_w, nj):
         jn = min(nj, in_w - j0)
-        slots = [_slots(cols, j0, jn, m0, min(mw, cols.most - m0)) for m0 in range(0, cols.most, mw)]
+        slots = [slots_of(cols, j0, jn, m0, min(mw, cols.most - m0)) for m0 in range(0, cols.most, mw)]
         for c0 in nl.affine_range(0, c, cc):
             ch = min(cc, c - c0)
             # one chunk of slots: its index tile serves every row tile; several (R_w > SLOTS): made where used
-            index = _index_tile(slots[0], ch, min(pmax, in_b * in_h)) if len(slots) == 1 else None
+            index = index_tile(slots[0], ch, min(pmax, in_b * in_h)) if len(slots) == 1 else None
             for q0 in nl.affine_range(0, in_b * in_h, pmax):
                 p = min(pmax, in_b * in_h - q0)
                 acc = nl.ndarray((p, jn, ch), dtype=nl.float32, name="dx_f32")
@@ -116,48 +113,10 @@ def _add_row(acc, dy_pixels, rows_k, slots, index, c0: int) -> None:
         nisa.select(row, taken, row, 0.0)
     mm = members.shape[1]
     padded = nl.ndarray((p, jn * mm * ch), dtype=dy_pixels.dtype, name="dy_slots")
-    nisa.nc_n_gather(padded, row, (index if index is not None else _index_tile(slots, ch, p))[0:p])
+    nisa.nc_n_gather(padded, row, (index if index is not None else index_tile(slots, ch, p))[0:p])
     for m in range(mm):
         nisa.tensor_tensor(acc, acc, padded.ap(pattern=[[jn * mm * ch, p], [mm * ch, jn], [1, ch]], offset=m * ch),
                            op=nl.add)
 
 
-class _Members:
-    """The dy indices of each dx index along one axis, in increasing order: member(i, k) is the k-th."""
-
-    def __init__(self, src: np.ndarray, size: int):
-        self.order = np.argsort(src, kind="stable")  # dy indices grouped by their dx index, each group increasing
-        self.count = np.bincount(src, minlength=size)
-        self.start = np.concatenate([[0], np.cumsum(self.count)[:-1]])
-        self.most = int(self.count.max())
-
-    def member(self, i: np.ndarray, k0: int, kn: int) -> np.ndarray:
-        """(len(i), kn) int64: member k0 + k of each index in ``i``, -1 where it has fewer."""
-        k = k0 + np.arange(kn)[None, :]
-        has = k < self.count[i][:, None]
-        at = np.where(has, self.start[i][:, None] + k, 0)
-        return np.where(has, self.order[at], -1)
-
-
-def _slots(cols: _Members, j0: int, jn: int, m0: int, mm: int):
-    """(m0, d0, nd, members): dx columns j0 .. j0 + jn - 1's slots m0 .. m0 + mm - 1, their dy column span d0 ..
-    d0 + nd - 1 and each slot's dy column (-1: none)."""
-    members = cols.member(np.arange(j0, j0 + jn), m0, mm)
-    taken = members[members >= 0]
-    d0, d1 = (int(taken.min()), int(taken.max()) + 1) if taken.size else (0, 1)
-    return m0, d0, d1 - d0, members
-
-
-def _index_tile(slots, ch: int, partitions: int):
-    """A uint32 (partitions, jn * mm * ch) tile, the same on every partition: slot (j, m, channel) holds where the
-    dy span tile has that dy column's channel, or the zero slot's."""
-    _, d0, _, members = slots
-    slot = np.where(members >= 0, members - d0 + 1, 0)  # (jn, mm): 0 is the zero slot
-    row = (slot[:, :, None] * ch + np.arange(ch)[None, None, :]).reshape(1, -1)
-    index = nl.ndarray((partitions, row.shape[1]), dtype=nl.uint32, name="slot_index")
-    nisa.dma_copy(dst=index, src=nl.shared_constant(row, dtype=nl.uint32).ap(pattern=[[0, partitions],
-                                                                                      [1, row.shape[1]]]))
-    return index
-
-
-register(KernelRecord("padded", GRAD, resize_nearest_grad_padded_kernel, rank=1, conventions=True, fallback=True))
+register(KernelRecord("padded", GRAD, resize_nearest_grad_padded_kernel, rank=1, conventions=True))
