@@ -200,11 +200,12 @@ def test_a_masked_dma_copy_cuts_both_sides_to_the_box():
 
     def kernel(a):
         out = hbm_out((5, 3, 4))
-        for start in (0, 4):
+        i_y, i_z = nl.arange(3)[None, :, None], nl.arange(4)[None, None, :]
+        for start in (0, 4):  # index expressions past the end, as NKI masks them (a static slice there is an error)
             t = nl.ndarray((nl.par_dim(4), 3, 4), dtype=nl.float32)
             i_p = nl.arange(4)[:, None, None] + start
-            nisa.dma_copy(dst=t, src=a[start:start + 4, :, :], mask=(i_p < 5))
-            nl.store(out[start:start + 4, :, :], value=t, mask=(i_p < 5))
+            nisa.dma_copy(dst=t, src=a[i_p, i_y, i_z], mask=(i_p < 5))
+            nl.store(out[i_p, i_y, i_z], value=t, mask=(i_p < 5))
         return out
 
     program, got = simulate(kernel, x)
@@ -355,3 +356,22 @@ def test_psum_capacity_is_16_kib_per_partition():
 
     with pytest.raises(SbufCapacityError, match="PSUM allocation of tile .* needs 16388 bytes per partition"):
         trace(too_big, np.zeros((1, 1), F32))
+
+
+@pytest.mark.parametrize("index", [
+    lambda x, t, s: x[0:200, 0:300],  # an HBM tensor's slice past both ends
+    lambda x, t, s: t[0:4, 2:9],  # a tile's free axis
+    lambda x, t, s: t[0:128, 0:3],  # a 4-partition tile's partitions
+    lambda x, t, s: t[0:5],  # partitions alone
+    lambda x, t, s: s[0:2, 0:3, 1:5],  # a 3-d tile's last axis
+    lambda x, t, s: x[-9:2],  # a negative start past the beginning
+])
+def test_static_slices_past_an_axis_are_errors_not_clipped(index):
+    """Issue 40.5: numpy clips t[0:128] on 4 partitions to t[0:4]; NKI reports it, and so does the tracer."""
+    def kernel(x):
+        t = nl.ndarray((4, 3), dtype=nl.float32, buffer=nl.sbuf)
+        s = nl.ndarray((2, 3, 4), dtype=nl.float32, buffer=nl.sbuf)
+        index(x, t, s)
+
+    with pytest.raises(InvalidValueError, match=r"out of bounds: slice bounds must lie in"):
+        trace(kernel, np.zeros((4, 3), np.float32))

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from ..errors import InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine import isa as m
-from .index import IndexExpr, cut
+from .index import IndexedAccess, IndexExpr, cut
 from .promotion import is_scalar
 from .tensor import as_ap
 from .tracer import current
@@ -76,10 +76,16 @@ def dma_copy(dst, src, dst_rmw_op=None, mask=None) -> None:
     in float32, into HBM); dst may then be an indirect scatter, where repeated
     rows all count.
     """
-    dst, src = as_ap(dst), as_ap(src)
-    if mask is not None:  # both sides cut to the box of their grid the mask keeps
-        box = mask.box(dst.shape[:mask.rank])
-        dst, src = cut(dst, box), cut(src, box)
+    indexed = next((x for x in (dst, src) if isinstance(x, IndexedAccess)), None)
+    if indexed is not None:  # data[i_p, i_f]: index expressions (past the end where the mask cuts them)
+        ap, box = indexed.to_ap(mask)
+        other = as_ap(src if indexed is dst else dst)
+        dst, src = (ap, cut(other, box)) if indexed is dst else (cut(other, box), ap)
+    else:
+        dst, src = as_ap(dst), as_ap(src)
+        if mask is not None:  # both sides cut to the box of their grid the mask keeps
+            box = mask.box(dst.shape[:mask.rank])
+            dst, src = cut(dst, box), cut(src, box)
     if dst_rmw_op is None:
         current().emit(m.DmaCopy(dst, src))
         return

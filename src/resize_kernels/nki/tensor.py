@@ -192,7 +192,7 @@ class NkiTensor(TileOps):
                 and type(key[1]) is slice and key[0].step is None and key[1].step is None and not self.par_axis):
             return self._rectangle(key[0], key[1])
         if type(key) is slice and key.step is None and not self.par_axis and len(self.shape) > 1:
-            start, stop, _ = key.indices(self.shape[0])
+            start, stop, _ = self._slice_bounds(key, 0)
             if stop > start:
                 return self._partitions(start, stop)
         key = key if isinstance(key, tuple) else (key,)
@@ -215,7 +215,7 @@ class NkiTensor(TileOps):
         offset, pattern, partition = 0, [], None
         for axis, (k, n, stride) in enumerate(zip(key, self.shape, strides)):
             if isinstance(k, slice):
-                start, stop, step = k.indices(n)
+                start, stop, step = self._slice_bounds(k, axis)
                 if step <= 0 or stop <= start:
                     raise InvalidValueError(f"{self.name}[{key}]: axis {axis} selects nothing or steps backwards")
                 offset += start * stride
@@ -262,6 +262,16 @@ class NkiTensor(TileOps):
             return  # t[k] += x wrote in place; Python's follow-up t[k] = t[k] has nothing to copy
         ELEMENTWISE["copy_into"](dst, broadcast_to(value, dst.shape, "tile[...] ="))
 
+    def _slice_bounds(self, k: slice, axis: int) -> tuple[int, int, int]:
+        """``k.indices(size)`` of one axis, but a start or stop past the axis is an error, as NKI reports it (numpy
+        would clip it: an access pattern past a tensor's end would then read or write less than it says)."""
+        n = self.shape[axis]
+        for bound in (k.start, k.stop):
+            if bound is not None and not -n <= bound <= n:
+                raise InvalidValueError(f"{self.name}[{k.start}:{k.stop}] on axis {axis} (size {n}) is out of bounds: "
+                                        f"slice bounds must lie in -{n}..{n}; slice within the axis")
+        return k.indices(n)
+
     def _partitions(self, start: int, stop: int) -> AccessPattern:
         """t[start:stop] (rows start .. stop - 1, every other axis whole), as the general walk gives it, without it."""
         strides = row_major_strides(self.shape)
@@ -271,7 +281,7 @@ class NkiTensor(TileOps):
 
     def _rectangle(self, rows: slice, cols: slice) -> AccessPattern:
         """t[a:b, c:d] of a 2-D tensor, the commonest index in kernels, without the general walk."""
-        (p0, p1, _), (f0, f1, _) = rows.indices(self.shape[0]), cols.indices(self.shape[1])
+        (p0, p1, _), (f0, f1, _) = self._slice_bounds(rows, 0), self._slice_bounds(cols, 1)
         if p1 <= p0 or f1 <= f0:
             raise InvalidValueError(f"{self.name}[{p0}:{p1}, {f0}:{f1}] selects nothing")
         width = self.shape[1]
