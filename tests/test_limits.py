@@ -1,5 +1,10 @@
 """Limits: what the API refuses up front, and how (a ResizeKernelsError that says what it needs)."""
 
+import re
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -36,6 +41,23 @@ def test_beyond_host_memory_is_refused_up_front(call, monkeypatch):
     with pytest.raises(errors.ResourceError, match=r"needs about [\d.]+ MiB of host memory, but this machine can "
                                                    r"give 0.8 MiB"):
         call()
+
+
+def test_an_address_space_limit_is_honoured_as_the_hosts_memory():
+    """Issue 40.7: under ``ulimit -v`` (RLIMIT_AS) the host has memory the process cannot map; a request past the
+    limit is the same clear ResourceError, not numpy's MemoryError."""
+    script = textwrap.dedent("""
+        import resource, numpy as np, resize_kernels as rk
+        with open("/proc/self/status") as status:
+            used = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (used + (512 << 20), resource.RLIM_INFINITY))
+        try:
+            rk.resize_nearest(np.zeros((1, 4, 4, 64), np.float32), (2048, 2048))  # a 1 GiB output
+        except rk.errors.ResourceError as error:
+            print(error)
+        """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert re.search(r"needs about [\d.]+ GiB of host memory, but this machine can give", done.stdout), done
 
 
 def test_program_caches_are_bounded_by_instructions():

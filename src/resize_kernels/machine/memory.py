@@ -144,7 +144,9 @@ _last_reading = (-math.inf, 0)
 
 
 def host_memory_available() -> int:
-    """Bytes of memory this host can still give (MemAvailable on Linux, else free physical pages)."""
+    """Bytes of memory this process can still get: the least of the host's MemAvailable (else its free physical
+    pages), what the address-space limit (``ulimit -v``, RLIMIT_AS) leaves and what the cgroup's memory limit
+    leaves (containers, systemd slices)."""
     global _last_reading
     when, available = _last_reading
     if time.monotonic() - when > _READ_EVERY:
@@ -153,17 +155,69 @@ def host_memory_available() -> int:
 
 
 def _read_host_memory_available() -> int:
+    readings = [_host_available(), _address_space_left(), _cgroup_left()]
+    return min(r for r in readings if r is not None)
+
+
+def _host_available() -> int:
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return 1 << 62  # unknown: do not refuse
+
+
+def _address_space_left() -> int | None:
+    """RLIMIT_AS's soft limit less the address space in use (VmSize), or None without a limit."""
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status") as status:
+            used = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        return max(0, limit - used)
+    except (ImportError, OSError, ValueError, StopIteration, IndexError):
+        return None
+
+
+def _cgroup_left() -> int | None:
+    """The memory cgroup's limit less its usage (cgroup v2 memory.max / memory.current, else v1's
+    limit_in_bytes / usage_in_bytes), or None without a limit."""
+    try:
+        with open("/proc/self/cgroup") as cgroup:
+            lines = cgroup.read().splitlines()
+    except OSError:
+        return None
+    candidates = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        # the process's own cgroup, or (in a container, which mounts its cgroup as the root) the root's
+        for root, limit, usage in (("/sys/fs/cgroup", "memory.max", "memory.current"),
+                                   ("/sys/fs/cgroup/unified", "memory.max", "memory.current"),
+                                   ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")):
+            if (controllers == "") == root.endswith("memory") or (
+                    controllers and "memory" not in controllers.split(",")):
+                continue
+            for base in (os.path.join(root, path.lstrip("/")), root):
+                candidates.append((os.path.join(base, limit), os.path.join(base, usage)))
+    for limit_file, usage_file in candidates:
+        try:
+            with open(limit_file) as f:
+                limit = f.read().strip()
+            with open(usage_file) as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit != "max" and int(limit) < 1 << 60:  # v1 writes a huge number for "no limit"
+            return max(0, int(limit) - usage)
+    return None
 
 
 def check_host_memory(nbytes: int, what: str) -> None:
