@@ -98,3 +98,16 @@ def test_gradients_of_inf_and_nan_warn_nothing():
         for kernel in ("general", "reduce_window"):
             dx = rk.resize_nearest_grad(dy, (1, 1), kernel=kernel)
             assert np.isnan(dx).all()
+
+
+@pytest.mark.parametrize("argv", [["verify", "--in", "1x4x4x64", "--out", "600x600"],
+                                  ["verify", "--in", "1x4x4x64", "--out", "600x600", "--dtype", "bfloat16"],
+                                  ["verify", "--in", "1x600x600x64", "--out", "4x4", "--grad"],
+                                  ["verify", "--in", "1x4x4x64", "--out", "600x600", "--grad"]])
+def test_verify_refuses_past_host_memory_before_allocating(argv, monkeypatch, capsys):
+    """Issue 40.15: the verifier's own arrays (index image, outputs, references) are counted before any exists."""
+    from resize_kernels import cli
+    monkeypatch.setattr(memory, "host_memory_available", lambda: 64 << 20)
+    assert cli.main(argv) == 1
+    assert re.search(r"^resize-kernels verify: verifying .* needs about [\d.]+ MiB of host memory, but this "
+                     r"machine can give 48.0 MiB", capsys.readouterr().err)
