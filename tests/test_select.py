@@ -4,6 +4,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import select
@@ -170,3 +172,25 @@ def test_every_list_of_kernels_comes_from_the_records():
 def test_a_kernel_is_registered_once():
     with pytest.raises(ValueError, match="registered twice"):
         registration.register(record(FORWARD, "rows"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 40), st.integers(1, 40), st.integers(1, 90), st.integers(1, 90),
+       st.sampled_from([1, 3, 8, 300]))
+def test_every_kernels_least_instructions_is_a_lower_bound(n, h, w, oh, ow, c):
+    plan = plan_resize((n, h, w, c), (n, oh, ow, c))
+    for r in records(FORWARD):
+        try:
+            program = select.program(FORWARD, r.name, (n, h, w, c), (n, oh, ow, c), np.float32, sources=False)
+        except rk.errors.ResizeKernelsError:
+            continue
+        assert r.least_instructions(plan, 4) <= len(program.instructions), r.name
+
+
+def test_a_shape_past_a_kernels_lower_bound_is_refused_without_tracing(monkeypatch):
+    """Issue 40.14: 4e8 output pixels through a kernel that unrolls a loop per 128-pixel tile are refused at once."""
+    seed = record(FORWARD, "seed")
+    monkeypatch.setitem(registration._RECORDS, (FORWARD, "seed"),
+                        dataclasses.replace(seed, function=lambda *a, **k: pytest.fail("traced")))
+    with pytest.raises(rk.errors.InstructionBudgetError, match="needs more than 300,000 instructions"):
+        select.program(FORWARD, "seed", (1, 100, 100, 1), (1, 20000, 20000, 1), np.float32)

@@ -23,7 +23,7 @@ from .kernels.plan import plan_resize
 from .kernels.registration import AUTO, FORWARD, GRAD, KernelRecord
 from .machine.cost import dma_shape, program_cost, target_params
 from .machine.isa import Program
-from .nki import TensorSpec, trace
+from .nki import TensorSpec, trace, tracer
 
 #: Outputs (the gradient: dy) from this many bytes on have the default compare its candidates by modelled time;
 #: on smaller ones it takes the first that fits, by rank: there the candidates differ by about a microsecond
@@ -285,6 +285,9 @@ class _Search:
     def _traced(self, record: KernelRecord, setting, budget: int | None) -> tuple[Program, Candidate]:
         """The Program of one pair and its Candidate (not costed); the kernel's error where it fails."""
         keyword = "out_shape" if self.op == FORWARD else "in_shape"
+        limit = tracer.MAX_INSTRUCTIONS if budget is None else budget
+        if record.least_instructions(self.plan, self.item) > limit:  # past it for sure: no need to trace up to it
+            raise tracer.budget_error(record.function.__name__, limit)
         program = trace(record.function, TensorSpec(self.shape, self.dtype), sources=self.sources,
                         max_instructions=budget, **{keyword: self.other},
                         **record.call_args(setting, self.convention))

@@ -20,7 +20,7 @@ from ..nki import language as nl
 from .dma import channel_chunk, gather_store
 from .helpers import scaled_floor, source_columns, tile_rows_and_columns
 from .plan import plan_resize
-from .registration import FORWARD, KernelRecord, register
+from .registration import FORWARD, KernelRecord, per_tile, register
 
 
 def resize_nearest_batched_kernel(data_tensor, out_shape):
@@ -86,4 +86,5 @@ def _row_tile_indices(plan, rows, n_tiles):
     return load_indices
 
 
-register(KernelRecord("batched", FORWARD, resize_nearest_batched_kernel, rank=3))
+register(KernelRecord("batched", FORWARD, resize_nearest_batched_kernel, rank=3,
+                      least_instructions=per_tile(2, across_batches=True)))

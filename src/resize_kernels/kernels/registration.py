@@ -23,6 +23,19 @@ def _always(plan, item: int) -> None:
     return None
 
 
+def _none(plan, item: int) -> int:
+    return 0
+
+
+def per_tile(instructions: int, across_batches: bool = False) -> Callable:
+    """A ``least_instructions`` for a kernel that unrolls a loop per tile of 128 output pixels (of each batch, or
+    of the batches together) and emits at least ``instructions`` in each."""
+    def least(plan, item: int) -> int:
+        n, out_h, out_w, _ = plan.out_shape
+        return instructions * (-(-n * out_h * out_w // 128) if across_batches else n * -(-out_h * out_w // 128))
+    return least
+
+
 @dataclass(frozen=True)
 class KernelRecord:
     """A kernel as selection and every list of kernels see it.
@@ -32,7 +45,9 @@ class KernelRecord:
     it applies (it would take too many instructions to be worth tracing, say). ``settings(plan, item)`` gives
     lines of schedule settings (each line by growing chunk factor: a search stops a line once a setting does
     worse than the one before); the first setting of the first line is the kernel's default, ``(None,)`` a
-    kernel without knobs. ``rank`` orders the op's default candidates (the first tried, and the first among
+    kernel without knobs. ``least_instructions(plan, item)``: a lower bound on the instructions it traces
+    (one loop per tile: ``per_tile``), so that selection refuses a shape past the tracer's budget without tracing
+    up to it (tests/test_select.py checks the bounds against traced counts). ``rank`` orders the op's default candidates (the first tried, and the first among
     ties); None keeps a kernel out of them (baselines). ``fallback``: SBUF per partition bounded whatever the
     shape, taken when no candidate fits its budget (``select``'s last resort; its instructions still grow with
     the shape, so where even it passes the tracer's budget the other candidates are tried in full).
@@ -47,6 +62,7 @@ class KernelRecord:
     skipped_by_default: Callable = _always
     settings: Callable = lambda plan, item: ((None,),)
     fallback: bool = False
+    least_instructions: Callable = _none
 
     def call_args(self, setting, convention) -> dict:
         """The keyword arguments beyond the op's own that trace this kernel with ``setting`` and ``convention``."""

@@ -34,6 +34,14 @@ _NKI_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 MAX_INSTRUCTIONS = 300_000
 
 
+def budget_error(name: str, budget: int) -> InstructionBudgetError:
+    """The error of a trace of ``name`` past ``budget`` instructions (raised by the tracer, or before tracing where a
+    kernel's lower bound already passes it)."""
+    return InstructionBudgetError(f"tracing {name} needs more than {budget:,} instructions, the tracer's budget "
+                                  f"(about 10 s and 300 MB); a kernel that unrolls a loop per tile grows with its "
+                                  f"data: trace a smaller shape or a kernel with fewer, larger tiles")
+
+
 class Tracer:
     """What one trace builds: the Program, the SBUF allocator, unique names."""
 
@@ -57,9 +65,7 @@ class Tracer:
 
     def emit(self, inst: Instruction) -> None:
         if len(self.program.instructions) >= self.max_instructions:
-            raise InstructionBudgetError(f"tracing {self.program.name} needs more than {self.max_instructions:,} instructions, "
-                                f"the tracer's budget (about 10 s and 300 MB); a kernel that unrolls a loop per tile "
-                                f"grows with its data: trace a smaller shape or a kernel with fewer, larger tiles")
+            raise budget_error(self.program.name, self.max_instructions)
         if self.sources:  # the kernel's source line, as NKI's debug info gives it (about 10% of tracing)
             frame = sys._getframe(1)
             while frame is not None and frame.f_code.co_filename.startswith(_NKI_DIR):

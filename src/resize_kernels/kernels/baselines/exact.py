@@ -16,7 +16,7 @@ from ...nki import language as nl
 from ..dma import channel_chunk, gather_store
 from ..helpers import row_tiles, source_columns
 from ..plan import plan_resize
-from ..registration import FORWARD, KernelRecord, register
+from ..registration import FORWARD, KernelRecord, per_tile, register
 
 
 def resize_nearest_exact_kernel(data_tensor, out_shape, convention=None):
@@ -55,4 +55,5 @@ def resize_nearest_exact_kernel(data_tensor, out_shape, convention=None):
     return out_tensor
 
 
-register(KernelRecord("exact", FORWARD, resize_nearest_exact_kernel, rank=None, conventions=True))
+register(KernelRecord("exact", FORWARD, resize_nearest_exact_kernel, rank=None, conventions=True,
+                      least_instructions=per_tile(2)))

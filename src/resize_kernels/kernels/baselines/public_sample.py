@@ -20,7 +20,7 @@ import math
 from ... import contract
 from ...nki import isa as nisa
 from ...nki import language as nl
-from ..registration import FORWARD, KernelRecord, register
+from ..registration import FORWARD, KernelRecord, per_tile, register
 
 
 def public_resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
@@ -64,4 +64,5 @@ def public_resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
     return out_tensor
 
 
-register(KernelRecord("public", FORWARD, public_resize_nearest_fixed_dma_kernel, rank=None))
+register(KernelRecord("public", FORWARD, public_resize_nearest_fixed_dma_kernel, rank=None,
+                      least_instructions=per_tile(8)))

@@ -14,7 +14,7 @@ from ... import contract
 from ...nki import isa as nisa
 from ...nki import language as nl
 from ..helpers import floor_nisa_kernel
-from ..registration import FORWARD, KernelRecord, register
+from ..registration import FORWARD, KernelRecord, per_tile, register
 
 
 def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
@@ -93,4 +93,4 @@ def resize_nearest_fixed_dma_kernel(data_tensor, out_shape):
     return out_tensor
 
 
-register(KernelRecord("seed", FORWARD, resize_nearest_fixed_dma_kernel, rank=None))
+register(KernelRecord("seed", FORWARD, resize_nearest_fixed_dma_kernel, rank=None, least_instructions=per_tile(24)))
