@@ -178,3 +178,18 @@ def test_a_module_past_the_size_limit_is_refused_before_any_look_at_it(monkeypat
         frontend.parse_module(b" " * 1001)
     with pytest.raises(InvalidValueError, match="got 1,001 characters"):
         compile_hlo(" " * 1001)
+
+
+@pytest.mark.parametrize("rank, form", [(255, "hlo"), (2_000_000, "hlo"), (255, "stablehlo"), (2_000_000, "stablehlo")])
+def test_a_shape_past_the_rank_limit_is_refused_as_it_is_read(rank, form):
+    """Issue 40.17: a shape of millions of dimensions (a few MB of text) is an error at its 255th dimension."""
+    if form == "hlo":
+        dims = ",".join(["1"] * rank)
+        text = f"HloModule m\nENTRY e {{\n  ROOT p = f32[{dims}] parameter(0)\n}}\n"
+    else:
+        dims = "x".join(["1"] * rank)
+        text = (f"module @m {{\n  func.func public @main(%arg0: tensor<{dims}xf32>) -> (tensor<{dims}xf32>) {{\n"
+                f"    return %arg0 : tensor<{dims}xf32>\n  }}\n}}\n")
+    with pytest.raises(ResizeKernelsError, match="at most 254 dimensions"):
+        compile_hlo(text)
+    assert compile_hlo(text.replace(dims, dims[:2 * 254 - 1]))  # 254 dimensions: a shape like any other

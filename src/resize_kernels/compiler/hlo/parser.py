@@ -30,7 +30,7 @@ from .ir import HloComputation, HloInstruction, HloModule
 from .lexer import (EOF, INT, NAME, NAME_PATTERN, PUNCT, STRING, W_RUN, WORD_END, NAME_RUN, HloParseError, Token,
                     blanks, canonical)
 from .literals import literal
-from .shape import ELEMENT_TYPES, Shape, TupleShape, compatible
+from .shape import ELEMENT_TYPES, MAX_RANK, Shape, TupleShape, compatible
 
 __all__ = ["COMPUTATION_ATTRIBUTES", "HloParseError", "MAX_DEPTH", "MAX_TEXT_CHARS", "parse_hlo_module"]
 
@@ -387,6 +387,8 @@ class _Parser(Cursor):
         if not self.at("]"):
             dims.append(self.int_value("a dimension size", minimum=0))
             while self.eat(","):
+                if len(dims) == MAX_RANK:  # refused as it is read, not after millions of dimensions
+                    self.fail(self.peek(), f"at most {MAX_RANK} dimensions (TensorFlow's limit) before ']'")
                 dims.append(self.int_value("a dimension size", minimum=0))
         self.expect("]", "',' or ']' in the dimensions")
         layout, suffix = None, None
@@ -410,6 +412,8 @@ class _Parser(Cursor):
         shape = self.shapes.get(key)
         if shape is None:
             element_type, dims, layout = key
+            if dims.count(",") >= MAX_RANK:  # the token walk refuses it with its position
+                return None
             dims = dims.split(",") if dims.strip() else []
             layout = None if layout is None else layout.split(",") if layout else []
             if element_type not in ELEMENT_TYPES or not all(map(_DIM.fullmatch, dims + (layout or []))):

@@ -33,6 +33,11 @@ ELEMENT_TYPES: dict[str, tuple[str, object]] = {
 }
 
 
+#: The most dimensions a shape may have: TensorFlow's (TensorShape::MaxDimensions()), far above what any model's
+#: HLO uses, so that a shape of millions of dimensions is refused as it is read.
+MAX_RANK = 254
+
+
 @dataclass(frozen=True)
 class Shape:
     """An array shape such as ``f32[1,2]{1,0}``.
@@ -50,6 +55,8 @@ class Shape:
 
     def __post_init__(self):
         object.__setattr__(self, "dims", tuple(self.dims))
+        if len(self.dims) > MAX_RANK:
+            raise InvalidValueError(f"a shape takes at most {MAX_RANK} dimensions, got {len(self.dims):,}")
         if self.layout is not None:
             object.__setattr__(self, "layout", tuple(self.layout))
         if self.element_type not in ELEMENT_TYPES:

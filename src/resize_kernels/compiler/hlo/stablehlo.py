@@ -76,7 +76,7 @@ from .ir import HloComputation, HloInstruction, HloModule
 from .lexer import EOF, FLOAT, INT, NAME, PUNCT, STRING, HloParseError, Lexer, Token
 from .literals import Splat, int_range, narrow
 from .parser import MAX_TEXT_CHARS
-from .shape import ELEMENT_TYPES, Shape, TupleShape, compatible
+from .shape import ELEMENT_TYPES, MAX_RANK, Shape, TupleShape, compatible
 
 __all__ = ["COMMUTATIVE_OPCODES", "ELEMENTWISE_OPCODES", "MAX_TEXT_CHARS", "CapturedValue", "StableHloParseError",
            "SUPPORTED_OPS", "UnsupportedOpError", "parse_stablehlo_ops"]
@@ -242,7 +242,8 @@ ELEMENT_TYPE_NAMES: dict[str, str] = {
     "f8E4M3FNUZ": "f8e4m3fnuz", "f8E4M3": "f8e4m3", "f8E3M4": "f8e3m4", "f4E2M1FN": "f4e2m1fn",
     "f8E8M0FNU": "f8e8m0fnu", "complex<f32>": "c64", "complex<f64>": "c128",
 }
-_TENSOR = re.compile(r"tensor<(?P<dims>(?:[0-9]{1,19}x){0,256})(?P<elem>complex<f(?:32|64)>|[A-Za-z][A-Za-z0-9]*)>")
+_TENSOR = re.compile(r"tensor<(?P<dims>(?:[0-9]{1,19}x){0,%d})(?P<elem>complex<f(?:32|64)>|[A-Za-z][A-Za-z0-9]*)>" % MAX_RANK)
+_DIMS = re.compile(r"(?:[0-9]{1,19}x){0,%d}" % MAX_RANK)
 _MAX_DIM = 1 << 62
 
 
@@ -1254,13 +1255,13 @@ class _Parser(Cursor):
         if not self.text.startswith("<", pos):
             self.fail_at(pos, "'<' after tensor", repr(self.text[pos : pos + 1]) if pos < len(self.text) else
                          "end of input")
-        dims = re.compile(r"(?:[0-9]{1,19}x){0,256}").match(self.text, pos + 1)
+        dims = _DIMS.match(self.text, pos + 1)
         at = dims.end()
         rest = self.text[at : at + 1]
         if rest in ("?", "*"):
             self.fail_at(at, "a static dimension size (dynamic and unranked shapes are not supported)", repr(rest))
         if rest.isdigit():
-            self.fail_at(at, "'x' after the dimension size (at most 256 dimensions of at most 19 digits)",
+            self.fail_at(at, f"'x' after the dimension size (at most {MAX_RANK} dimensions of at most 19 digits)",
                          repr(self.text[at : at + 24]))
         elem = re.compile(r"complex<f(?:32|64)>|[A-Za-z][A-Za-z0-9]*").match(self.text, at)
         if elem is None:
