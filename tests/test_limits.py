@@ -4,7 +4,9 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -111,3 +113,24 @@ def test_verify_refuses_past_host_memory_before_allocating(argv, monkeypatch, ca
     assert cli.main(argv) == 1
     assert re.search(r"^resize-kernels verify: verifying .* needs about [\d.]+ MiB of host memory, but this "
                      r"machine can give 48.0 MiB", capsys.readouterr().err)
+
+
+def test_big_endian_arrays_run_through_a_compiled_module_by_value():
+    """Issue 40.19: a '>f4' argument compares equal to float32, so a refusal would name two equal dtypes."""
+    module = rk.compile_hlo("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                            "  ROOT r = f32[8] pad(p, z), padding=0_4\n}\n")
+    got = module(np.arange(4, dtype=">f4"))
+    assert_bits_equal(got, np.r_[np.arange(4), np.zeros(4)].astype(np.float32))
+
+
+@pytest.mark.parametrize("kernel", [None, "rows", "padded", "general"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_the_gradient_of_infinities_and_nans_warns_nothing(kernel, dtype):
+    """Issue 40.19: inf + -inf is NaN on the engines as in IEEE arithmetic, not a numpy RuntimeWarning."""
+    dy = np.full((1, 8, 8, 2), np.inf, np.float32)
+    dy[0, 0, 0, 0], dy[0, 1, 1, 1], dy[0, 2, 2, 0] = -np.inf, np.nan, 6e4
+    dy = dy.astype(np.dtype(dtype) if dtype != "bfloat16" else ml_dtypes.bfloat16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rk.resize_nearest_grad(dy, (3, 3), kernel=kernel)
+    assert_bits_equal(got, semantics.resize_nearest_grad_reference(dy, (3, 3)))

@@ -954,7 +954,12 @@ def _numpy_dtype(shape: Shape) -> np.dtype:
 
 
 def _as_value(arg) -> Value:
-    return tuple(_as_value(a) for a in arg) if isinstance(arg, tuple) else np.asarray(arg)
+    """A tuple or an array; an array of the other byte order is converted by value (its dtype compares equal to
+    the native one, so a shape check would name two equal dtypes)."""
+    if isinstance(arg, tuple):
+        return tuple(_as_value(a) for a in arg)
+    value = np.asarray(arg)
+    return value.astype(value.dtype.newbyteorder("=")) if not value.dtype.isnative else value
 
 
 def _matches(value: Value, shape: Shape | TupleShape) -> bool:
