@@ -54,11 +54,12 @@ def test_install_registers_every_name_once(clean_modules):
     import neuronxcc.nki.isa as nisa
     import neuronxcc.nki.language as nl
     import neuronxcc.nki.typing as nt
-    from neuronxcc import nki
+    from neuronxcc import nki as classic
     import nki as top
     import nki.language
-    assert nki_pkg is nki is top is rnki
-    assert nl is rnki.language is nki.language and nisa is rnki.isa and nt is rnki.typing
+    assert nki_pkg is classic is rnki.classic and top is nki is rnki  # the classic namespace: the classic dialect
+    assert nl is rnki.classic.language and nisa is rnki.classic.isa and nt is rnki.typing
+    assert top.language is rnki.language and sys.modules["nki.isa"] is rnki.isa
     assert nl.par_dim(128) == 128 and nt.tensor is rnki.typing.tensor
 
 

@@ -113,17 +113,68 @@ def test_baremetal_and_simulate_kernel_run_on_the_simulator():
 
 def test_benchmark_reports_the_cost_models_latency_as_every_percentile():
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
-    bench = nki.benchmark(warmup=5, iters=10)(scale_rows_by_program_id)
+    bench = nki.benchmark(warmup=5, iters=10, numerics=True)(scale_rows_by_program_id)
     launch = bench[4, 2]
     np.testing.assert_array_equal(launch(x), scale_rows_by_program_id[4, 2](x))
     latency = launch.benchmark_result.nc_latency
     modelled = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
     assert latency.get_latency_percentile(50) == latency.get_latency_percentile(99) == modelled > 0
+    assert bench.benchmark_result is launch.benchmark_result  # the kernel keeps its last launch's result
     assert "modelled latency" in repr(latency)
     with pytest.raises(InvalidValueError, match="get_latency_percentile requires a percentile in 0..100, got 101"):
         latency.get_latency_percentile(101)
     with pytest.raises(InvalidValueError, match="nki.benchmark requires iters to be a non-negative integer"):
         nki.benchmark(iters=-1)
+    with pytest.raises(InvalidTypeError, match="nki.benchmark requires numerics to be True or False, got 1"):
+        nki.benchmark(numerics=1)
+
+
+def test_benchmark_is_cost_only_by_default(monkeypatch):
+    """The default benchmark traces and costs but never runs the simulator; its outputs refuse to be used."""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    want = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("cost-only benchmark ran the simulator")
+
+    monkeypatch.setattr("resize_kernels.nki.launch.run", no_simulation)
+    launch = nki.benchmark(scale_rows_by_program_id)[4, 2]
+    outs = launch(x)
+    assert launch.benchmark_result.nc_latency.get_latency_percentile(50) == want
+    assert "not computed" in repr(outs)
+    with pytest.raises(InvalidValueError, match=r"the outputs of scale_rows_by_program_id were not computed: "
+                                                r"nki.benchmark here is cost-only .* numerics=True"):
+        np.asarray(outs)
+    with pytest.raises(InvalidValueError, match="were not computed"):
+        outs[0]
+    with pytest.raises(InvalidValueError, match="were not computed"):
+        outs.shape
+
+
+def test_cost_only_benchmark_takes_shapes_without_data():
+    """NKI's tutorials benchmark on ``nt.tensor[shape, dtype]`` arguments; TensorSpecs do the same."""
+    from resize_kernels.nki import typing as nt
+    from resize_kernels.nki.tensor import TensorSpec
+
+    x = np.zeros((4, 6), np.float32)
+    want = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
+    for arg in (nt.tensor[[4, 6], nl.float32], nt.tensor[(4, 6), np.float32], TensorSpec((4, 6), np.dtype(np.float32))):
+        launch = nki.benchmark(scale_rows_by_program_id)[4, 2]
+        launch(arg)
+        assert launch.benchmark_result.nc_latency.get_latency_percentile(50) == want
+    with pytest.raises(InvalidTypeError, match="requires numpy arrays as tensors, got TensorSpec"):
+        nki.benchmark(scale_rows_by_program_id, numerics=True)[4, 2](nt.tensor[[4, 6], nl.float32])
+    with pytest.raises(InvalidTypeError, match=r"nt.tensor\[shape, dtype\] requires a list or tuple of ints as "
+                                               r"shape, got 4"):
+        nki.benchmark(scale_rows_by_program_id)[4, 2](nt.tensor[4, nl.float32])
+
+
+def test_simulate_kernel_and_baremetal_compute_a_benchmark_kernels_outputs():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    bench = nki.benchmark(scale_rows_by_program_id)
+    want = scale_rows_by_program_id[4, 2](x)
+    np.testing.assert_array_equal(nki.simulate_kernel(bench[4, 2], x), want)
+    np.testing.assert_array_equal(nki.baremetal(bench)[4, 2](x), want)
 
 
 def test_static_cast_on_the_host_and_in_a_kernel():
@@ -180,3 +231,35 @@ def test_device_options_run_with_a_warning_and_unknown_options_are_refused():
     assert launch.benchmark_result.nc_latency.get_latency_percentile(50) > 0
     with pytest.raises(InvalidValueError, match="nki.baremetal has no option 'colour' here"):
         nki.baremetal(scale_rows_by_program_id, colour=1)
+
+
+def test_jit_takes_nkis_mode_and_platform_target():
+    """``@nki.jit(mode="trace")`` (a helper kernel inlined by its caller) and ``@nki.jit(platform_target="trn2")``
+    (benchmarked on trn2's cost model, traced with trn2's SBUF) run as NKI code writes them."""
+    @nki.jit(mode="trace")
+    def helper(t):
+        nisa.tensor_scalar(t, t, op0=nl.multiply, operand0=2.0)
+
+    @nki.jit(platform_target="trn2")
+    def caller(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, dtype=x.dtype)
+        nisa.dma_copy(dst=t, src=x)
+        helper(t)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    np.testing.assert_array_equal(caller(x), 2 * x)
+    bench = nki.benchmark(caller)
+    bench(x)
+    program = bench.benchmark_result.program
+    assert bench.benchmark_result.target == "trn2" and program.sbuf_partition_bytes == 224 * 1024
+    assert bench.benchmark_result.nc_latency.get_latency_percentile(50) == program_cost(program, "trn2").modelled_us
+    with pytest.raises(InvalidValueError, match="nki.jit requires mode to be one of .*, got 'fast'"):
+        nki.jit(mode="fast")
+    with pytest.raises(InvalidValueError, match="nki.jit requires platform_target to be one of .*, got 'trn9'"):
+        nki.jit(platform_target="trn9")
+    trn3 = nki.benchmark(nki.jit(caller.func, platform_target="trn3"))
+    with pytest.raises(InvalidValueError, match="platform_target='trn3' requires a cost model of it"):
+        trn3(x)

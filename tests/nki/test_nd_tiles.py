@@ -93,7 +93,9 @@ def test_block_axes_before_par_dim_are_separate_tiles_on_the_same_partitions():
     want[0] += want[1]
     np.testing.assert_array_equal(got, want)
     tile = next(t for t in program.instructions if t.opcode == "memset").dst.tensor
-    assert (tile.partitions, tile.free_shape) == (4, (2, 3))  # blocks lie in the free dimension
+    assert (tile.partitions, tile.free_shape) == (4, (3,))  # each block is a (P, F) tile of its own
+    blocks = {i.dst.tensor for i in program.instructions if i.dst.is_sbuf}
+    assert len(blocks) == 2 and len({t.address for t in blocks}) == 2  # both live at once: apart
 
 
 def test_views_take_tile_operators_and_broadcast_along_free_axes():

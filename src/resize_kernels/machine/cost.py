@@ -8,8 +8,9 @@ is generic: it reads instruction records, access patterns and tiles, never
 kernel names.
 
 Engines (compute)
-E1  Clocks: vector 1.12 GHz, scalar and GpSimd 1.4 GHz on trn1 (NeuronCore-v2);
-    0.96 and 1.2 GHz on trn2 (v3). [NKI architecture guides]
+E1  Clocks: vector 1.12 GHz, scalar and GpSimd 1.4 GHz, tensor 2.8 GHz on trn1
+    (NeuronCore-v2); 0.96, 1.2 and 2.4 GHz on trn2 (v3). [NKI architecture guides:
+    "Trainium/Inferentia2 Architecture" and "Trainium2 Architecture", engine tables]
 E2  A vector instruction (tensor_scalar, tensor_copy, tensor_tensor, memset,
     tensor_reduce, select) costs ``fixed + max(64, k * N)`` cycles for N free
     elements per partition of its destination (of its input for tensor_reduce) and
@@ -31,8 +32,35 @@ E4  On NeuronCore-v2 the vector engine and GpSimd cannot access SBUF at the
     same time [v2 architecture guide]: on trn1 their instructions take turns (one
     shared port); on trn2 they run side by side.
 E5  A scalar-engine activation costs like a one-input vector instruction at the
-    scalar clock (the docs give the same per-element streaming; no other figure).
+    scalar clock (the docs give the same per-element streaming; no other figure),
+    whatever its function and whether scale and bias are numbers or tiles ("all
+    activation instructions have the same execution cost" [v2 guide]); tensor_scalar
+    on the scalar engine alike. Reading the reduce registers out to ``reduce_res``
+    adds 64 cycles (ActReadAccumulator, "roughly 64 ScalarE cycles" [v2 guide];
+    activation_reduce: "max(MIN_II, N) + MIN_II" [nki.isa.activation_reduce, Neuron
+    2.26]). Switching between functions of different activation tables is not
+    charged: ASSUMED 0, as the docs give neither the cost of a table load nor which
+    functions share a table.
 E6  Each compute engine runs one instruction at a time.
+E7  Tensor engine (nc_matmul, nc_transpose on the tensor engine) in tensor-engine
+    cycles: nc_matmul ``max(min(64, N_stationary), N_moving)`` for bfloat16 and
+    float16 inputs, 4x that for float32, for N free elements per partition of each
+    input [nki.isa.nc_matmul, Neuron 2.26, "Estimated instruction cost": the average
+    of back-to-back matmuls; the v2 guide's "max(N, MM_INIT_LATENCY = 64)" and "FP32
+    roughly 4x"]; with an ``is_*_onezero`` hint on float32 inputs 2x (ASSUMED from
+    "could lead to 2x better performance"); nc_transpose ``max(P, min(64, F))``
+    [nki.isa.nc_transpose, Neuron 2.26]. No fixed term: the documented figures are
+    initiation intervals of a pipelined engine (ASSUMED: its latency is hidden).
+    PE tiling (tile_position) runs tiles one after another (ASSUMED: not modelled).
+E8  Vector engine extras, ``fixed + max(64, cycles)`` as E2, with cycles from their
+    nki.isa pages (Neuron 2.26, "Estimated instruction cost"): tensor_tensor_scan 2N;
+    bn_stats N; bn_aggr 13 * N / 3; reciprocal 8N [also "NKI API Common Fields",
+    engine selection]; scalar_tensor_tensor 2N, N for bfloat16 data and operand1
+    with subtract then multiply and N even; nc_transpose on the vector engine N;
+    tensor_scalar with (P, 1) tile operands N (operands broadcast at no cost).
+E9  tensor_partition_reduce and memset on GpSimd: ``150 + max(64, N)`` GpSimd
+    cycles, as E3b (ASSUMED: no page gives their cost; each GpSimd core reads 16
+    partitions x 32 bits per cycle [v2 guide], so N cycles stream a tile).
 
 DMA
 D1  16 DMA engines per NeuronCore; a transfer is cut into one packet per engine
@@ -108,12 +136,15 @@ from ..errors import InvalidValueError
 from ..intmath import ceil_div
 from . import dtypes
 from .access import AccessPattern
-from .isa import (DMA_QUEUES, DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcNGather, Program, TensorCopy,
-                  TensorReduce, TensorTensor)
+from .isa import (DMA_QUEUES, Activation, BnAggr, BnStats, DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcMatmul,
+                  NcNGather, NcTranspose, Program, Reciprocal, ScalarTensorTensor, TensorCopy, TensorPartitionReduce,
+                  TensorReduce, TensorScalar, TensorTensor, TensorTensorScan, free_size)
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
 
-#: Engines in the order reports list them.
+#: Engines in the order reports list them; a Program with tensor-engine instructions also lists "tensor" (after
+#: scalar), one without keeps these keys only.
 ENGINES = ("vector", "gpsimd", "scalar", "dma")
+TENSOR_ENGINES = ("vector", "gpsimd", "scalar", "tensor", "dma")
 #: DMA engines per NeuronCore (D1) and the SBUF partitions each serves.
 DMA_ENGINES = DMA_QUEUES
 PARTITIONS_PER_DMA_ENGINE = NUM_PARTITIONS // DMA_ENGINES
@@ -140,10 +171,19 @@ class CostParams:
     dge_fixed_cycles: int = 150  # D5, ASSUMED (iota's fixed cost)
     dge_cycles_per_descriptor: float = 8.0  # D5, ASSUMED
     launch_us: float = 8.0  # S4, FITTED
+    tensor_ghz: float = 2.8  # E1: tensor engine (v2 architecture guide; trn2: 2.4, Trainium2 guide)
+    pe_min_ii_cycles: int = 64  # E7: min(64, N_stationary) and MM_INIT_LATENCY (nki.isa.nc_matmul; v2 guide)
+    pe_fp32_passes: int = 4  # E7: float32 inputs cost 4x (nki.isa.nc_matmul; v2 guide)
+    pe_onezero_fp32_passes: int = 2  # E7: ASSUMED from "could lead to 2x better performance" (nki.isa.nc_matmul)
+    act_read_accumulator_cycles: int = 64  # E5: ActReadAccumulator (v2 guide, "Pipelined Reduction")
+    scan_passes: int = 2  # E8: tensor_tensor_scan max(MIN_II, 2N) (nki.isa.tensor_tensor_scan)
+    bn_aggr_cycles_per_triple: int = 13  # E8: bn_aggr max(MIN_II, 13 * (N / 3)) (nki.isa.bn_aggr)
+    reciprocal_passes: int = 8  # E8: reciprocal max(MIN_II, 8N) (nki.isa.reciprocal)
 
     def us(self, cycles: float, engine: str = "vector") -> float:
         """Cycles of ``engine`` in microseconds."""
-        return cycles / ((self.clock_ghz if engine == "vector" else self.gpsimd_ghz) * 1e3)
+        ghz = self.clock_ghz if engine == "vector" else self.tensor_ghz if engine == "tensor" else self.gpsimd_ghz
+        return cycles / (ghz * 1e3)
 
     @property
     def peak_dma_gbps(self) -> float:
@@ -158,7 +198,8 @@ class CostParams:
 
 TARGETS = {
     "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], 17.0),
-    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, shared_sbuf_port=False),
+    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, shared_sbuf_port=False,
+                       tensor_ghz=2.4),
 }
 
 
@@ -180,7 +221,10 @@ def free_elements(ap: AccessPattern) -> int:
 
 
 def engine_cycles(inst: Instruction, params: CostParams) -> int:
-    """Modelled cycles of a vector, GpSimd or scalar instruction (E2, E3, E5)."""
+    """Modelled cycles of a compute instruction on its engine (E2, E3, E5, E7-E9)."""
+    extra = _EXTRA_COSTS.get(type(inst))
+    if extra is not None and (cycles := extra(inst, params)) is not None:
+        return cycles
     n = free_elements(inst.data if isinstance(inst, TensorReduce) else inst.dst)  # a reduce streams its input
     if isinstance(inst, Iota):
         return params.iota_fixed_cycles + n
@@ -197,6 +241,67 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
 _BF16_FAST_OPS = ("add", "multiply", "subtract")
 
 
+def _vector(cycles: float, params: CostParams) -> int:
+    """E2's form: the fixed cost plus the streaming cycles, at least the minimum initiation interval."""
+    return params.vector_fixed_cycles + max(params.vector_floor_cycles, math.ceil(cycles))
+
+
+def _matmul_cycles(inst: NcMatmul, params: CostParams) -> int:
+    """E7: nc_matmul in tensor-engine cycles."""
+    cycles = max(min(params.pe_min_ii_cycles, free_size(inst.stationary)), free_size(inst.moving))
+    if inst.stationary.dtype == dtypes.float32:
+        onezero = inst.is_stationary_onezero or inst.is_moving_onezero
+        cycles *= params.pe_onezero_fp32_passes if onezero else params.pe_fp32_passes
+    return cycles
+
+
+def _transpose_cycles(inst: NcTranspose, params: CostParams) -> int:
+    """E7 on the tensor engine (P partitions, F free elements), E8 on the vector engine."""
+    if inst.engine == "tensor":
+        return max(inst.data.shape[0], min(params.pe_min_ii_cycles, free_size(inst.data)))
+    return _vector(free_size(inst.data), params)
+
+
+def _activation_cycles(inst: Activation, params: CostParams) -> int:
+    """E5: one pass over dst's elements, whatever scale and bias are, plus the register read-out."""
+    read_out = params.act_read_accumulator_cycles if inst.reduce_res is not None else 0
+    return _vector(free_elements(inst.dst), params) + read_out
+
+
+def _scalar_tensor_tensor_cycles(inst: ScalarTensorTensor, params: CostParams) -> int:
+    """E8: 2N, or N for bf16 data and operand1 with subtract then multiply and N even."""
+    n = free_size(inst.data)
+    fast = (inst.data.dtype == inst.operand1.dtype == dtypes.bfloat16 and inst.op0 == "subtract"
+            and inst.op1 == "multiply" and n % 2 == 0)
+    return _vector(n if fast else 2 * n, params)
+
+
+def _gpsimd_stream_cycles(inst: Instruction, params: CostParams) -> int:
+    """E9: GpSimd's start-up and one cycle per element per partition of the largest operand."""
+    n = max(free_elements(ap) for ap in (inst.dst, *inst.sources()))
+    return params.gpsimd_fixed_cycles + max(params.vector_floor_cycles, n)
+
+
+def _memset_cycles(inst: Memset, params: CostParams) -> int | None:
+    return _gpsimd_stream_cycles(inst, params) if inst.engine == "gpsimd" else None
+
+
+#: Costs of the instructions E7-E9 add (and of activation and tensor_scalar forms E2 and E5 did not have), by
+#: record type; a function returning None leaves the instruction to the E2-E5 rules below.
+_EXTRA_COSTS = {
+    NcMatmul: _matmul_cycles,
+    NcTranspose: _transpose_cycles,
+    TensorTensorScan: lambda inst, params: _vector(params.scan_passes * free_size(inst.data0), params),
+    BnStats: lambda inst, params: _vector(free_size(inst.data), params),
+    BnAggr: lambda inst, params: _vector(params.bn_aggr_cycles_per_triple * free_size(inst.data) / 3, params),
+    Reciprocal: lambda inst, params: _vector(params.reciprocal_passes * free_size(inst.data), params),
+    ScalarTensorTensor: _scalar_tensor_tensor_cycles,
+    TensorPartitionReduce: _gpsimd_stream_cycles,
+    Activation: _activation_cycles,
+    Memset: _memset_cycles,
+}
+
+
 def _streams(inst: Instruction) -> float:
     """Passes over N elements (E2): one per tensor input; tensor_tensor runs at N, not 2N, with an operand in PSUM
     or for bf16 add/multiply/subtract on contiguous SBUF data; a bf16 memset of zeros at N/2."""
@@ -209,6 +314,8 @@ def _streams(inst: Instruction) -> float:
             return 1
     if isinstance(inst, Memset) and inst.dst.dtype == dtypes.bfloat16 and inst.value == 0:
         return 0.5
+    if isinstance(inst, TensorScalar):  # (P, 1) tile operands are broadcast, not streamed (E8)
+        return 1
     return max(1, len(inst.sources()))
 
 
@@ -506,11 +613,22 @@ def _place(lanes: list[_Lane], ready: float, duration: float) -> float:
         t = max(fits)
 
 
+#: The scalar engine's reduce registers, one per partition (lane), kept between activations: an activation that
+#: uses them is ordered after the last one that did, as a write to these "addresses" (E5).
+ACT_REGISTERS = "act_registers"
+
+
+def _registers(data: AccessPattern):
+    """The footprint of the reduce registers of the lanes (partitions) an activation of ``data`` runs on."""
+    first = data.offset // data.tensor.free_size
+    return ACT_REGISTERS, ((first, first + data.shape[0], 0, 1),)
+
+
 class _Memories:
-    """The SBUF and every HBM tensor the Program writes (tensors only read never conflict)."""
+    """The SBUF, every HBM tensor the Program writes (tensors only read never conflict), the reduce registers."""
 
     def __init__(self, program: Program):
-        self.mem = {SBUF: _Memory(_SBUF_CHUNK)}
+        self.mem = {SBUF: _Memory(_SBUF_CHUNK), ACT_REGISTERS: _Intervals()}
         for inst in program.instructions:
             t = inst.dst.tensor
             if not inst.dst.is_sbuf and t not in self.mem:
@@ -597,9 +715,15 @@ class CostReport:
         """roofline_us / modelled_us: 1.0 is a kernel at the DMA limit (None without a roofline)."""
         return None if self.roofline_us is None else self.roofline_us / self.modelled_us
 
+    @property
+    def compute_engines(self) -> tuple:
+        """The compute engines it reports: vector, gpsimd, scalar, and tensor where the Program uses it."""
+        return tuple(engine for engine in self.instructions if engine != "dma")
+
     def timeline(self) -> list:
         """The schedule as lanes: (lane, name, start_us, end_us, args) rows, lanes "vector", "scalar", "gpsimd"
-        and "dma0".."dma15" (one per DMA engine, a row per packet). See machine/timeline.py to draw or save it."""
+        ("tensor" too where the Program uses it) and "dma0".."dma15" (one per DMA engine, a row per packet). See
+        machine/timeline.py to draw or save it."""
         rows = []
         for e in self.events:
             base = self.params.launch_us
@@ -644,7 +768,7 @@ class CostReport:
         if self.notes:
             rows.append(("notes", "; ".join(note.strip() for note in self.notes)))
         rows += [(engine, f"{self.instructions[engine]:,} instructions, busy {self.busy_us[engine]:,.1f} us (modelled)")
-                 for engine in ("vector", "gpsimd", "scalar")]
+                 for engine in self.compute_engines]
         rows.append(("dma", f"{self.dma_count:,} transfers ({self.dma_indirect:,} indirect), {self.dma_bytes:,} bytes, "
                             f"busy {self.busy_us['dma']:,.1f} us summed over {self.params.dma_engines} engines (modelled)"))
         return html_table(rows, caption=f"cost of {self.label or 'program ' + self.program}")
@@ -658,9 +782,11 @@ class CostReport:
         if self.roofline_us is not None:
             lines.append(f"  roofline {self.roofline_us:,.1f} us (the bytes a resize must move at {p.peak_dma_gbps:g} "
                          f"GB/s): efficiency {self.efficiency:.0%} (modelled)")
-        for engine in ("vector", "gpsimd", "scalar"):
+        for engine in self.compute_engines:
             extra = (f" + {self.descriptor_gen_cycles:,.0f} cycles generating {self.dma_indirect:,} indirect DMAs' "
                      f"descriptors" if engine == "gpsimd" and self.dma_indirect else "")
+            if engine == "tensor":
+                extra = f" at {p.tensor_ghz} GHz"
             lines.append(f"  {engine:<7} {self.instructions[engine]:>7,} instructions {self.cycles[engine]:>12,} "
                          f"cycles{extra}; busy modelled {self.busy_us[engine]:,.1f} us")
         lines.append(f"  dma     {self.dma_count:>7,} transfers ({self.dma_indirect:,} indirect, "
@@ -694,12 +820,13 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
     """
     params = target_params(target)
     memories = _Memories(program)
-    engine_lanes = {"vector": _Lane(), "gpsimd": _Lane(), "scalar": _Lane()}
+    engine_lanes = {"vector": _Lane(), "gpsimd": _Lane(), "scalar": _Lane(), "tensor": _Lane()}
     port = _Lane()  # E4: the SBUF port the vector engine and GpSimd share on NeuronCore-v2
     lanes = [_Lane() for _ in range(params.dma_engines)]
-    counts = dict.fromkeys(ENGINES, 0)
-    cycles = dict.fromkeys(ENGINES[:3], 0)
-    busy = dict.fromkeys(ENGINES, 0.0)
+    engines = TENSOR_ENGINES if any(inst.engine == "tensor" for inst in program.instructions) else ENGINES
+    counts = dict.fromkeys(engines, 0)
+    cycles = dict.fromkeys(engines[:-1], 0)
+    busy = dict.fromkeys(engines, 0.0)
     shapes = collections.Counter()
     dma_bytes = descriptors = indirect = 0
     gen_cycles = 0.0
@@ -708,12 +835,14 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
     for index, inst in enumerate(program.instructions):
         engine = inst.engine
         counts[engine] += 1
-        dst = _footprint(inst.dst)
+        dsts = [_footprint(ap) for ap in inst.destinations()]
         offset_ap = _index_tile(inst)
         srcs = [_footprint(ap) for ap in inst.sources() if ap is not offset_ap]
-        if isinstance(inst, DmaCopyAdd):
-            srcs.append(dst)  # read-modify-write
-        ready = max([memories.ready(dst, True)] + [memories.ready(s, False) for s in srcs])
+        if inst.reads_dst:
+            srcs += dsts  # read-modify-write
+        if getattr(inst, "uses_registers", False):  # the scalar engine's reduce registers, as a memory (E5)
+            dsts.append(_registers(inst.data))
+        ready = max([memories.ready(d, True) for d in dsts] + [memories.ready(s, False) for s in srcs])
         if engine == "dma":
             shape = dma_shape(inst)
             shapes[(shape.partitions, shape.elements_per_partition, shape.bytes_per_partition,
@@ -754,7 +883,8 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
             event = Event(index, inst.opcode, engine, start, finish)
         for s in srcs:
             memories.read(s, finish)
-        memories.write(dst, finish)
+        for d in dsts:
+            memories.write(d, finish)
         events.append(event)
         end = max(end, event.end_us)
         if end > stop:

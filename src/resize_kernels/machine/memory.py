@@ -3,13 +3,16 @@
 A Program declares its HBM tensors and its SBUF tiles; the simulator backs them
 with numpy storage. SBUF tiles live at a byte address inside every partition
 they span, so a tile of shape (P, F...) takes prod(F) * itemsize bytes in each
-of partitions 0..P-1. Fresh memory is poisoned with 0xFF bytes: NaN in every
+of partitions 0..P-1. A tile with block dimensions is one such tile per block,
+each given storage only from its first write to its last use (``place_blocks``).
+Fresh memory is poisoned with 0xFF bytes: NaN in every
 float dtype, -1 (or the maximum) in every integer dtype, so that a read of
 never-written data shows up in results.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import mmap
 import os
@@ -66,7 +69,7 @@ class SbufTile:
     partitions: int
     free_shape: tuple
     dtype: np.dtype
-    address: int
+    address: int | None  # None only while a block's storage is not yet placed (see place_blocks)
     memory: str = "sbuf"
 
     def __post_init__(self):
@@ -86,7 +89,8 @@ class SbufTile:
 
 
 class SbufAllocator:
-    """Stack allocation of on-chip tiles with scopes (a loop iteration frees what it allocated).
+    """Stack allocation of on-chip tiles with scopes (a loop iteration frees what it allocated); the blocks of
+    tiles with block dimensions are placed after the trace instead (``block_tile``, ``place_blocks``).
 
     SBUF by default; ``psum_base`` given, PSUM: PSUM_PARTITION_BYTES per partition, at addresses from
     ``psum_base`` (the SBUF capacity) on.
@@ -132,6 +136,111 @@ class SbufAllocator:
 
     def release(self, mark: int) -> None:
         self.top = mark
+
+    def block_tile(self, name: str, shape: tuple, dtype) -> SbufTile:
+        """A block's tile (one block of a tile with block dimensions): storage placed after the trace by
+        ``place_blocks``, from its first write to its last use, so its address is None until then."""
+        partitions, free_shape = shape[0], tuple(shape[1:])
+        if not 1 <= partitions <= NUM_PARTITIONS:
+            raise InvalidValueError(f"{self.memory.upper()} tile {name!r} needs 1 to {NUM_PARTITIONS} partitions (the "
+                                    f"nl.par_dim dimension), got shape {tuple(shape)}; tile the partitions by 128")
+        tile = SbufTile(name, partitions, free_shape, np.dtype(dtype), None, self.memory)
+        if tile.bytes_per_partition > self.capacity:
+            raise SbufCapacityError(f"{self.memory.upper()} block {name!r} ({dtypes.short_name(dtype)}{list(shape)}) "
+                                    f"needs {tile.bytes_per_partition} bytes per partition, more than the "
+                                    f"{self.capacity} a partition has; split its free dimension")
+        return tile
+
+    def place(self, tile: SbufTile, offset: int) -> None:
+        """Give a block's tile its storage at ``offset`` bytes into this memory (what ``place_blocks`` found)."""
+        tile.address = self.base + offset
+        self.note(tile)
+
+    def note(self, tile: SbufTile) -> None:
+        """Count ``tile``'s storage in the high-water mark and the reach (what a Program's tiles occupy)."""
+        self.high_water = max(self.high_water, tile.address - self.base + _aligned(tile.bytes_per_partition))
+        self.reach[tile.partitions] = max(self.reach.get(tile.partitions, 0), tile.address + tile.bytes_per_partition)
+
+
+def _aligned(nbytes: int) -> int:
+    return ceil_div(nbytes, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+
+
+@dataclass
+class Lifetime:
+    """When a tile's storage is in use: from instruction ``first`` to instruction ``last`` (issue order,
+    inclusive), at ``offset`` bytes into its memory (None for a block until ``place_blocks`` places it)."""
+
+    size: int  # bytes per partition, aligned
+    first: int
+    last: int
+    offset: int | None = None
+
+
+def place_blocks(capacity: int, fixed: list[Lifetime], blocks: list[Lifetime], what: str = "SBUF") -> None:
+    """Place blocks' storage as NKI's allocator does for tiles with block dimensions: each block lives from its
+    first write to its last use, and takes the lowest address free for that whole time (first fit, blocks in order
+    of first write), beside ``fixed`` tiles (the tracer's other tiles, at their own addresses while they are used).
+
+    NKI documents the block dimension as logical: "the physical tiles may not be alive in the memory
+    simultaneously" and the compiler "allocates physical address to each tile" from the memory dependencies
+    (NKI Block Dimension Migration Guide; NKI Direct Allocation Developer Guide, "Background: NKI Tensors
+    Semantics"). A block's ``last`` may be extended by the caller (to keep two blocks of a tensor apart, double
+    buffering); ``place_blocks`` honours whatever lifetimes it is given. Sets each block's ``offset``; raises
+    SbufCapacityError when a block finds no room, with the peak of what is live at once.
+    """
+    order = sorted(range(len(blocks)), key=lambda i: (blocks[i].first, -blocks[i].size, i))
+    fixed = sorted((f for f in fixed if f.size), key=lambda f: f.first)
+    fixed_firsts = [f.first for f in fixed]
+    waiting, live_fixed, live = 0, [], []
+    for i in order:
+        block = blocks[i]
+        while waiting < len(fixed) and fixed[waiting].first <= block.first:
+            live_fixed.append(fixed[waiting])
+            waiting += 1
+        live_fixed = [f for f in live_fixed if f.last >= block.first]
+        live = [b for b in live if b.last >= block.first]
+        busy = [(f.offset, f.offset + f.size) for f in live_fixed] + [(b.offset, b.offset + b.size) for b in live]
+        later = bisect.bisect_right(fixed_firsts, block.last, lo=waiting)
+        busy += [(f.offset, f.offset + f.size) for f in fixed[waiting:later]]
+        block.offset = _lowest_gap(sorted(busy), block.size, capacity)
+        if block.offset is None:
+            raise SbufCapacityError(_no_room(what, capacity, fixed, blocks, block))
+        live.append(block)
+
+
+def _lowest_gap(busy: list, size: int, capacity: int) -> int | None:
+    """The lowest aligned offset where ``size`` bytes fit between the sorted ``busy`` ranges, within capacity."""
+    cursor = 0
+    for lo, hi in busy:
+        if lo - cursor >= size:
+            return cursor
+        cursor = max(cursor, _aligned(hi))
+    return cursor if capacity - cursor >= size else None
+
+
+def peak_live(lifetimes: list[Lifetime]) -> tuple[int, int]:
+    """(the most bytes per partition in use at once, the first instruction where that many are)."""
+    events = sorted([(t.first, t.size) for t in lifetimes] + [(t.last + 1, -t.size) for t in lifetimes],
+                    key=lambda e: (e[0], e[1]))
+    peak, when, now = 0, 0, 0
+    for at, change in events:
+        now += change
+        if now > peak:
+            peak, when = now, at
+    return peak, when
+
+
+def _no_room(what: str, capacity: int, fixed: list, blocks: list, block: Lifetime) -> str:
+    peak, when = peak_live(fixed + blocks)
+    if peak > capacity:
+        return (f"{what} blocks need {peak:,} bytes per partition live at once (at instruction {when}), over the "
+                f"{capacity:,} a partition has: each block lives from its first write to its last use, as NKI's "
+                f"allocator gives block dimensions storage; use fewer blocks at once (finish each block before "
+                f"writing the next) or split the free dimension")
+    return (f"{what} has {capacity:,} bytes per partition and at most {peak:,} are live at once, but a block of "
+            f"{block.size:,} bytes live from instruction {block.first} to {block.last} finds no free range of that "
+            f"size (the live tiles leave only smaller gaps); make the blocks of a kernel the same size, or smaller")
 
 
 #: Share of the host's available memory one simulation may plan to use; the rest is headroom for numpy's

@@ -34,17 +34,25 @@ from .isa import (
     ACTIVATION_FUNCS,
     ALU_OPS,
     Activation,
+    BnAggr,
+    BnStats,
     DmaCopy,
     DmaCopyAdd,
     Iota,
     Memset,
+    NcMatmul,
     NcNGather,
+    NcTranspose,
     Program,
+    Reciprocal,
+    ScalarTensorTensor,
     TensorCopy,
+    TensorPartitionReduce,
     TensorScalar,
     Select,
     TensorReduce,
     TensorTensor,
+    TensorTensorScan,
 )
 from .memory import (HOST_MEMORY_SHARE, NUM_PARTITIONS, POISON_BYTE, HbmTensor, aliased_storage, check_host_memory,
                      host_memory_available, poisoned, poisoner, sbuf_view)
@@ -144,7 +152,8 @@ def _row_copies(idx: np.ndarray) -> list:
 
 #: Engine instructions that compute (a same-dtype tensor_copy only copies); those reading at most _MEMO_BYTES
 #: bytes are memoized (see _memoized).
-_COMPUTES, _MEMO_BYTES = (TensorScalar, TensorTensor, Activation, Select, TensorReduce, TensorCopy), 16384
+_COMPUTES, _MEMO_BYTES = (TensorScalar, TensorTensor, Activation, Select, TensorReduce, TensorCopy, TensorTensorScan,
+                           BnStats, BnAggr, TensorPartitionReduce, ScalarTensorTensor, Reciprocal, NcTranspose), 16384
 
 
 def _memoized(step, sources: list, dst: np.ndarray):
@@ -161,6 +170,11 @@ def _memoized(step, sources: list, dst: np.ndarray):
             step()
             last[:] = key, dst.copy()
     return run
+
+
+def _sum_in_order(x: np.ndarray) -> np.ndarray:
+    """The float32 sum along the last axis, element after element (np.add.accumulate adds in order; np.sum pairs)."""
+    return np.add.accumulate(x, axis=-1)[..., -1]
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -227,6 +241,7 @@ class Executable:
         self._lock = threading.Lock()
         self._runs = 0
         self._plan = None  # what to poison before a run (see _poison_plan); None: all fresh memory
+        self._act_regs = np.full(NUM_PARTITIONS, np.nan, np.float32)  # the scalar engine's reduce registers
         self._prepare_all(repeated=False)
 
     def _prepare_all(self, repeated: bool) -> None:
@@ -274,6 +289,7 @@ class Executable:
                 self._plan = self._poison_plan()
                 self._prepare_all(repeated=True)
             self._fresh_memory(poison_outputs)
+            self._act_regs.fill(np.nan)  # the scalar engine's reduce registers start unknown: NaN shows a read
             self._runs += 1
             with np.errstate(all="ignore"):  # inf - inf, overflows: the engines' IEEE results, no host warnings
                 for step in self.steps:
@@ -344,13 +360,14 @@ class Executable:
 
         try:
             for inst in p.instructions:
-                reads = inst.sources() + ((inst.dst,) if isinstance(inst, DmaCopyAdd) else ())
+                reads = inst.sources() + ((inst.dst,) if inst.reads_dst else ())
                 for ap in reads:
                     if (v := marks(ap)) is not None:
                         v = v[tuple(0 if step == 0 else slice(None) for step in v.strides)]  # a broadcast: once
                         v |= ((v & 1) ^ 1) << 1
-                if inst.dst.indirect_dim is None and (v := marks(inst.dst)) is not None:
-                    v |= 1
+                for dst in inst.destinations():
+                    if dst.indirect_dim is None and (v := marks(dst)) is not None:
+                        v |= 1
         except _NoPlan:
             return None
         def poison(marks: np.ndarray, unwritten_too: bool, itemsize: int = 1):
@@ -370,7 +387,8 @@ class Executable:
         if prepare is None:
             raise InvalidTypeError(f"the simulator cannot execute instruction {n}: {type(inst).__name__}")
         step = prepare(self, n, inst)
-        if self._repeated and isinstance(inst, _COMPUTES) and \
+        if self._repeated and isinstance(inst, _COMPUTES) and len(inst.destinations()) == 1 and \
+                not getattr(inst, "uses_registers", False) and \
                 not (isinstance(inst, TensorCopy) and inst.src.dtype == inst.dst.dtype):
             sources = [self._sbuf_view(ap) for ap in inst.sources()]
             if sum(v.nbytes for v in sources) <= _MEMO_BYTES:
@@ -453,8 +471,19 @@ class Executable:
         values = dtypes.cast(values.astype(np.float32), dst.dtype).reshape(dst.shape)
         return lambda: np.copyto(dst, values)
 
+    def _operand(self, x, ndim: int):
+        """A function giving a scalar-or-tile operand as float32: a number, or a (P, 1) tile shaped (P, 1, ...) to
+        broadcast along ``ndim - 1`` free axes."""
+        if isinstance(x, AccessPattern):
+            v, shape, to_f32 = self._sbuf_view(x), (x.shape[0],) + (1,) * (ndim - 1), dtypes.to_f32
+            return lambda: to_f32(v).reshape(shape)
+        c = np.float32(x)
+        return lambda: c
+
     def _tensor_scalar(self, n: int, inst: TensorScalar):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        if isinstance(inst.operand0, AccessPattern) or isinstance(inst.operand1, AccessPattern):
+            return self._tensor_scalar_tiles(inst, dst, data)
         f0, c0, r0 = ALU_OPS[inst.op0], np.float32(inst.operand0), inst.reverse0
         f1 = ALU_OPS[inst.op1] if inst.op1 is not None else None
         c1, r1 = np.float32(inst.operand1 if inst.operand1 is not None else 0), inst.reverse1
@@ -466,6 +495,21 @@ class Executable:
             if f1 is not None:
                 y = f1(c1, y) if r1 else f1(y, c1)
             np.copyto(dst, cast(y, out_dtype))
+        return step
+
+    def _tensor_scalar_tiles(self, inst: TensorScalar, dst, data):
+        """tensor_scalar with a (P, 1) tile among its operands: each partition's value broadcast along its row."""
+        f0, r0, c0 = ALU_OPS[inst.op0], inst.reverse0, self._operand(inst.operand0, data.ndim)
+        f1 = ALU_OPS[inst.op1] if inst.op1 is not None else None
+        r1, c1 = inst.reverse1, self._operand(inst.operand1 if inst.operand1 is not None else 0.0, data.ndim)
+        out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
+
+        def step():
+            x = to_f32(data)
+            y = f0(c0(), x) if r0 else f0(x, c0())
+            if f1 is not None:
+                y = f1(c1(), y) if r1 else f1(y, c1())
+            np.copyto(dst, cast(np.asarray(y, np.float32), out_dtype))
         return step
 
     def _tensor_tensor(self, n: int, inst: TensorTensor):
@@ -536,9 +580,146 @@ class Executable:
     def _activation(self, n: int, inst: Activation):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
         f, out_dtype, to_f32, cast = ACTIVATION_FUNCS[inst.func], dst.dtype, dtypes.to_f32, dtypes.cast
-        scale, bias = np.float32(inst.scale), np.float32(inst.bias)
-        # float32 throughout, the product and sum always made (x * 1 + 0 is +0.0 for x = -0.0)
-        return lambda: np.copyto(dst, cast(f(to_f32(data) * scale + bias), out_dtype))
+        if not inst.uses_registers and not any(isinstance(x, AccessPattern) for x in (inst.scale, inst.bias)):
+            scale, bias = np.float32(inst.scale), np.float32(inst.bias)
+            # float32 throughout, the product and sum always made (x * 1 + 0 is +0.0 for x = -0.0)
+            return lambda: np.copyto(dst, cast(f(to_f32(data) * scale + bias), out_dtype))
+        scale, bias = self._operand(inst.scale, data.ndim), self._operand(inst.bias, data.ndim)
+        parts = data.shape[0]
+        first = inst.data.offset // inst.data.tensor.free_size  # the lanes (partitions) it runs on
+        regs, lanes, cmd = self._act_regs, slice(first, first + parts), inst.reduce_cmd
+        res = None if inst.reduce_res is None else self._sbuf_view(inst.reduce_res)
+
+        def step():
+            y = f(to_f32(data) * scale() + bias())
+            if cmd in ("reset", "reset_reduce"):
+                regs[lanes] = 0.0
+            if cmd in ("reduce", "reset_reduce"):  # each value into its partition's register, in order, in float32
+                terms = np.concatenate([regs[lanes, None], y.reshape(parts, -1)], axis=1)
+                with np.errstate(all="ignore"):
+                    regs[lanes] = np.add.accumulate(terms, axis=1)[:, -1]
+            if res is not None:
+                np.copyto(res, cast(regs[lanes].copy(), res.dtype).reshape(res.shape))
+            np.copyto(dst, cast(y, out_dtype))
+        return step
+
+    # -- tensor engine ------------------------------------------------------------------------------
+    def _nc_matmul(self, n: int, inst: NcMatmul):
+        """dst (M, N) [+]= stationary.T @ moving: float32 products summed over k in order from +0.0 (NcMatmul)."""
+        dst, st, mv = self._sbuf_view(inst.dst), self._sbuf_view(inst.stationary), self._sbuf_view(inst.moving)
+        k, m, cols = st.shape[0], st.size // st.shape[0], mv.size // mv.shape[0]
+        to_f32, accumulate = dtypes.to_f32, inst.accumulate
+        hints = [(what, view) for what, view, hint in (("stationary", st, inst.is_stationary_onezero),
+                                                       ("moving", mv, inst.is_moving_onezero)) if hint]
+
+        def step():
+            for what, view in hints:
+                if not np.all((view == 0) | (view == 1)):
+                    raise InvalidValueError(f"instruction {n} (nc_matmul): is_{what}_onezero says {what} holds only 0 "
+                                            f"and 1, but {inst.__dict__[what].describe()} holds other values; drop "
+                                            f"the hint")
+            a, b = to_f32(st).reshape(k, m), to_f32(mv).reshape(k, cols)
+            total, term = np.zeros((m, cols), np.float32), np.empty((m, cols), np.float32)
+            with np.errstate(all="ignore"):
+                for row in range(k):
+                    np.multiply(a[row][:, None], b[row][None, :], out=term)
+                    np.add(total, term, out=total)
+                if accumulate:
+                    total = np.add(dst.reshape(m, cols), total)
+            np.copyto(dst, total.reshape(dst.shape))
+        return step
+
+    def _nc_transpose(self, n: int, inst: NcTranspose):
+        """dst[f, p] = data[p, f], bits."""
+        dst, data = _bits(self._sbuf_view(inst.dst)), _bits(self._sbuf_view(inst.data))
+        parts = data.shape[0]
+        return lambda: np.copyto(dst, data.reshape(parts, -1).T.reshape(dst.shape))
+
+    # -- vector engine and GpSimd extras -------------------------------------------------------------
+    def _tensor_tensor_scan(self, n: int, inst: TensorTensorScan):
+        dst, d0, d1 = (self._sbuf_view(ap) for ap in (inst.dst, inst.data0, inst.data1))
+        f0, f1, r0, r1 = ALU_OPS[inst.op0], ALU_OPS[inst.op1], inst.reverse0, inst.reverse1
+        parts, to_f32, cast = dst.shape[0], dtypes.to_f32, dtypes.cast
+        initial = self._operand(inst.initial, 2)
+
+        def step():
+            a, b = to_f32(d0).reshape(parts, -1), to_f32(d1).reshape(parts, -1)
+            out = np.empty(a.shape, np.float32)
+            prev = np.broadcast_to(initial(), (parts, 1))[:, 0].astype(np.float32)
+            with np.errstate(all="ignore"):
+                for i in range(a.shape[1]):
+                    t = f0(prev, a[:, i]) if r0 else f0(a[:, i], prev)
+                    prev = np.asarray(f1(b[:, i], t) if r1 else f1(t, b[:, i]), np.float32)
+                    out[:, i] = prev
+            np.copyto(dst, cast(out, dst.dtype).reshape(dst.shape))
+        return step
+
+    def _bn_stats(self, n: int, inst: BnStats):
+        dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        parts, to_f32, cast = data.shape[0], dtypes.to_f32, dtypes.cast
+
+        def step():
+            x = to_f32(data).reshape(parts, -1)
+            out = np.zeros((parts, 6), np.float32)
+            with np.errstate(all="ignore"):
+                for half, values in enumerate((x[:, 0::2], x[:, 1::2])):
+                    count = values.shape[1]
+                    if count:
+                        mean = _sum_in_order(values) / np.float32(count)
+                        dev = values - mean[:, None]
+                        out[:, 3 * half:3 * half + 3] = np.stack([np.full(parts, count, np.float32), mean,
+                                                                  _sum_in_order(dev * dev)], axis=1)
+            np.copyto(dst, cast(out, dst.dtype).reshape(dst.shape))
+        return step
+
+    def _bn_aggr(self, n: int, inst: BnAggr):
+        dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        parts, to_f32, cast = data.shape[0], dtypes.to_f32, dtypes.cast
+
+        def step():
+            t = to_f32(data).reshape(parts, -1, 3)
+            count, mean_i, m2_i = t[..., 0], t[..., 1], t[..., 2]
+            with np.errstate(all="ignore"):
+                total = _sum_in_order(count)
+                mean = _sum_in_order(count * mean_i) / total
+                dev = mean_i - mean[:, None]
+                var = (_sum_in_order(m2_i) + _sum_in_order(count * (dev * dev))) / total
+            np.copyto(dst, cast(np.stack([mean, var], axis=1), dst.dtype).reshape(dst.shape))
+        return step
+
+    def _tensor_partition_reduce(self, n: int, inst: TensorPartitionReduce):
+        dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        parts, to_f32, cast = data.shape[0], dtypes.to_f32, dtypes.cast
+        ufunc = {"add": np.add, "maximum": np.maximum}[inst.op]
+
+        def step():
+            x = to_f32(data).reshape(parts, -1)
+            with np.errstate(all="ignore"):
+                y = ufunc.accumulate(x, axis=0)[-1]  # partition after partition, in float32
+            np.copyto(dst, cast(y, dst.dtype).reshape(dst.shape))
+        return step
+
+    def _scalar_tensor_tensor(self, n: int, inst: ScalarTensorTensor):
+        dst, data, other = (self._sbuf_view(ap) for ap in (inst.dst, inst.data, inst.operand1))
+        f0, f1, r0, r1 = ALU_OPS[inst.op0], ALU_OPS[inst.op1], inst.reverse0, inst.reverse1
+        c, to_f32, cast = self._operand(inst.operand0, data.ndim), dtypes.to_f32, dtypes.cast
+
+        def step():
+            x, o = to_f32(data), to_f32(other)
+            with np.errstate(all="ignore"):
+                t = f0(c(), x) if r0 else f0(x, c())
+                y = f1(o, t) if r1 else f1(t, o)
+            np.copyto(dst, cast(np.asarray(y, np.float32), dst.dtype))
+        return step
+
+    def _reciprocal(self, n: int, inst: Reciprocal):
+        dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        one, to_f32, cast = np.float32(1), dtypes.to_f32, dtypes.cast
+
+        def step():
+            with np.errstate(divide="ignore"):
+                np.copyto(dst, cast(one / to_f32(data), dst.dtype))
+        return step
 
     # -- DMA ---------------------------------------------------------------------------------
     def _dma_copy(self, n: int, inst: DmaCopy):
@@ -704,6 +885,9 @@ Executable._PREPARE = {
     Iota: Executable._iota, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
     TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, NcNGather: Executable._nc_n_gather, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
+    NcMatmul: Executable._nc_matmul, NcTranspose: Executable._nc_transpose, TensorTensorScan: Executable._tensor_tensor_scan,
+    BnStats: Executable._bn_stats, BnAggr: Executable._bn_aggr, TensorPartitionReduce: Executable._tensor_partition_reduce,
+    ScalarTensorTensor: Executable._scalar_tensor_tensor, Reciprocal: Executable._reciprocal,
 }
 
 

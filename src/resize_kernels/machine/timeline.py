@@ -15,14 +15,17 @@ import os
 
 from ..errors import InvalidValueError
 
-#: Lanes top to bottom: the compute engines, then the DMA engines.
+#: Lanes top to bottom: the compute engines (the tensor engine first, where a Program uses it), then the DMA
+#: engines.
 COMPUTE_LANES = ("vector", "scalar", "gpsimd")
-_COLOURS = {"dma_copy": "#4c72b0", "dma_copy_add": "#55a868", "descriptors": "#c44e52"}
+_COLOURS = {"dma_copy": "#4c72b0", "dma_copy_add": "#55a868", "descriptors": "#c44e52", "nc_matmul": "#dd8452",
+            "nc_transpose": "#937860"}
 
 
 def lanes(report) -> list[str]:
     """The lanes a report's timeline uses, in display order."""
-    return list(COMPUTE_LANES) + [f"dma{q}" for q in range(report.params.dma_engines)]
+    tensor = ["tensor"] if report.instructions.get("tensor") else []
+    return tensor + list(COMPUTE_LANES) + [f"dma{q}" for q in range(report.params.dma_engines)]
 
 
 def chrome_trace(report) -> dict:

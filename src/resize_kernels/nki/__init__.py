@@ -1,26 +1,30 @@
 """The kernel-writing API (NKI style): ``isa`` (nisa), ``language`` (nl), ``typing`` and the tracer.
 
 Kernels are plain Python functions over tensor handles; calling one under
-``trace`` runs its Python control flow once and records a Program.
-``install_aliases()`` lets NKI code import this package by NKI's own names
-(``import neuronxcc.nki.language as nl``) where NKI itself is not installed.
+``trace`` runs its Python control flow once and records a Program. Two dialects
+share the machine: this package is NKI 0.3.0's (``nki.*``: dst-first ``nisa``
+calls), ``classic`` is NKI Beta 1's (``neuronxcc.nki.*``: value-returning
+``nisa`` calls), whose calls lower to this package's. ``install_aliases()`` lets
+NKI code import either by NKI's own names (``import neuronxcc.nki.language as
+nl``, ``import nki.isa as nisa``) where NKI itself is not installed.
 """
 
 import importlib.util
 import sys
 import types
 
-from . import isa, language, typing
+from . import classic, isa, language, typing
 from .tensor import NkiTensor, TensorSpec
 from .launch import baremetal, benchmark, jit, simulate_kernel
 from .tracer import trace
 
-__all__ = ["isa", "language", "typing", "NkiTensor", "TensorSpec", "jit", "trace", "baremetal", "benchmark",
-           "simulate_kernel", "install_aliases"]
+__all__ = ["isa", "language", "typing", "classic", "NkiTensor", "TensorSpec", "jit", "trace", "baremetal",
+           "benchmark", "simulate_kernel", "install_aliases"]
 
-#: The module names install_aliases registers, with the attribute of this package each stands for ("" = itself).
-ALIASES = {"neuronxcc": None, "neuronxcc.nki": "", "neuronxcc.nki.language": "language",
-           "neuronxcc.nki.isa": "isa", "neuronxcc.nki.typing": "typing",
+#: The module names install_aliases registers, with the module of this package each stands for ("" = itself): the
+#: classic namespace (NKI Beta 1, ``neuronxcc.nki``) is the classic dialect, the new one (``nki``) this package.
+ALIASES = {"neuronxcc": None, "neuronxcc.nki": "classic", "neuronxcc.nki.language": "classic.language",
+           "neuronxcc.nki.isa": "classic.isa", "neuronxcc.nki.typing": "classic.typing",
            "nki": "", "nki.language": "language", "nki.isa": "isa", "nki.typing": "typing"}
 
 
@@ -37,8 +41,9 @@ def _importable(name: str) -> bool:
 
 
 def install_aliases(replace: bool = False) -> list:
-    """Register ``neuronxcc``, ``neuronxcc.nki[.language|.isa|.typing]`` and ``nki[.language|.isa|.typing]``
-    in sys.modules as this package and its modules, so NKI kernels import unmodified.
+    """Register ``neuronxcc``, ``neuronxcc.nki[.language|.isa|.typing]`` (the classic dialect, ``classic``) and
+    ``nki[.language|.isa|.typing]`` (NKI 0.3.0's, this package) in sys.modules, so NKI kernels of either
+    namespace import unmodified, side by side.
 
     A name that is already importable (a real Neuron installation, or an earlier call) is left alone unless
     ``replace``. Returns the names registered. Nothing is registered at import time; to undo, remove the
@@ -50,12 +55,14 @@ def install_aliases(replace: bool = False) -> list:
     for name, attr in ALIASES.items():
         if name in taken:
             continue
-        if attr is None:  # the neuronxcc package: a namespace whose nki is this package
-            module = types.ModuleType(name, "Alias of the neuronxcc package: its nki is resize_kernels.nki.")
+        if attr is None:  # the neuronxcc package: a namespace whose nki is the classic dialect
+            module = types.ModuleType(name, "Alias of the neuronxcc package: its nki is resize_kernels.nki.classic.")
             module.__path__ = []
-            module.nki = this
+            module.nki = this.classic
         else:
-            module = getattr(this, attr) if attr else this
+            module = this
+            for part in filter(None, attr.split(".")):
+                module = getattr(module, part)
         sys.modules[name] = module
         registered.append(name)
     return registered

@@ -184,6 +184,16 @@ class Mask:
     def rank(self) -> int:
         return self.terms[0][0].rank
 
+    def keeps_any(self, shape: tuple) -> bool:
+        """Whether the mask keeps any element of a grid of ``shape`` (NKI drops an instruction whose mask keeps
+        none)."""
+        if any(expr.rank != len(shape) for expr, _, _ in self.terms):
+            raise InvalidValueError(f"a mask over a grid of {self.rank} axes cannot select from one of shape {shape}")
+        keep = np.ones(shape, bool)
+        for expr, op, value in self.terms:
+            keep &= np.broadcast_to(op(expr.values(shape), value), shape)
+        return bool(keep.any())
+
     def box(self, shape: tuple) -> list[tuple[int, int]]:
         """The [lo, hi) range of each axis of a grid of ``shape`` that the mask keeps; it must keep a box."""
         if any(expr.rank != len(shape) for expr, _, _ in self.terms):

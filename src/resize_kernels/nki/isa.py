@@ -1,14 +1,21 @@
-"""nisa: one call, one instruction, with an explicit destination (NKI's new-frontend style).
+"""nisa: one call, one instruction, with an explicit destination (NKI 0.3.0's dst-first ``nki.isa``).
 
-Operands are SBUF tiles or access patterns (``t[0:n, 0:1]``, ``t.ap(...)``);
-scalar operands are Python numbers, used as float32 by the engines.
+Operands are SBUF or PSUM tiles or access patterns (``t[0:n, 0:1]``, ``t.ap(...)``);
+scalar operands are Python numbers, used as float32 by the engines; where NKI
+takes "a scalar or a (P, 1) vector" (tensor_scalar's operands, activation's
+scale and bias, a scan's initial value), a (P, 1) tile gives each partition its
+own value. Names, argument names and their order are NKI 0.3.0's; ``name=`` is
+accepted and unused.
 """
 
 from __future__ import annotations
 
+import weakref
 from types import SimpleNamespace
 
-from ..errors import InvalidValueError, not_simulated
+import numpy as np
+
+from ..errors import InvalidTypeError, InvalidValueError, not_simulated
 from ..machine import dtypes
 from ..machine import isa as m
 from .index import IndexedAccess, IndexExpr, cut
@@ -16,8 +23,48 @@ from .promotion import is_scalar
 from .tensor import as_ap
 from .tracer import current
 
+#: NKI's engine names (``nisa.engine.vector`` or ``nisa.vector_engine``), for the ``engine=`` arguments.
+engine = SimpleNamespace(tensor="tensor", vector="vector", scalar="scalar", gpsimd="gpsimd", dma="dma", sync="sync",
+                         unknown="unknown")
+_ENGINES = engine  # the namespace, for functions whose ``engine`` argument hides it
+tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (
+    engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
+#: The scalar engine's reduce-register commands (``nisa.reduce_cmd.reset_reduce``).
+reduce_cmd = SimpleNamespace(idle="idle", reset="reset", reduce="reduce", reset_reduce="reset_reduce",
+                             load_reduce="load_reduce")
+#: nc_matmul's performance modes (``nisa.matmul_perf_mode.none``); double_row needs fp8 inputs.
+matmul_perf_mode = SimpleNamespace(none="none", double_row="double_row")
 
-def iota(dst, pattern=None, offset=0, channel_multiplier=0, dtype=None):
+
+def _engine(value, call: str, allowed: dict) -> str:
+    """The machine engine an ``engine=`` argument names (None and unknown: the default NKI's compiler would pick)."""
+    name = allowed.get("unknown" if value is None else value)
+    if name is None:
+        choices = ", ".join(f"nisa.engine.{e}" for e in allowed if e != "unknown")
+        raise InvalidValueError(f"{call} runs on {choices} here, got engine={value!r}")
+    return name
+
+
+def _alu(op, call: str) -> str:
+    """An ALU op given as NKI does: ``nl.add`` (alu_name), its name, or the numpy function of that name (np.add)."""
+    name = getattr(op, "alu_name", None) or (op if isinstance(op, str) else getattr(op, "__name__", None))
+    if name not in m.ALU_OPS:
+        raise InvalidValueError(f"{call} requires an ALU op ({', '.join(sorted(m.ALU_OPS))}), got {op!r}")
+    return name
+
+
+def _operand(x, call: str, what: str):
+    """A scalar-or-vector operand: a float for a number, else the (P, 1) tile's access pattern."""
+    if is_scalar(x):
+        return float(x)
+    try:
+        return as_ap(x)
+    except InvalidTypeError:
+        raise InvalidValueError(f"{call} requires a Python number as {what} or a (P, 1) tile, got "
+                                f"{type(x).__name__}; put per-partition values in a tile first") from None
+
+
+def iota(dst, pattern=None, offset=0, channel_multiplier=0, name=None, dtype=None):
     """dst[p, x...] = offset + p * channel_multiplier + sum(step_k * x_k) (GpSimd).
 
     The expression form ``iota(expr, dtype=...)`` (an nl.arange expression in
@@ -37,28 +84,37 @@ def iota(dst, pattern=None, offset=0, channel_multiplier=0, dtype=None):
     return None
 
 
-def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False) -> None:
-    """dst = (data op0 operand0) op1 operand1, elementwise on the vector engine."""
+#: tensor_scalar's op pairs on the scalar engine (nki.isa.tensor_scalar: "The Scalar Engine on trn2 only supports
+#: some operator combinations"; trn1's are a superset the docs do not list, so these are taken for both).
+_SCALAR_ENGINE_OPS = (("multiply", "add"), ("multiply", None), ("add", None))
+
+
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None,
+                  name=None) -> None:
+    """dst = (data op0 operand0) op1 operand1, elementwise on the vector engine (or ``engine=nisa.scalar_engine``).
+
+    Each operand is a number or a (P, 1) float32 tile broadcast along each partition's free elements.
+    """
     if (op1 is None) != (operand1 is None):
         raise InvalidValueError("tensor_scalar takes op1 and operand1 together")
-    current().emit(m.TensorScalar(as_ap(dst), as_ap(data), m.alu_op(op0), float(operand0), bool(reverse0),
-                                  None if op1 is None else m.alu_op(op1),
-                                  None if operand1 is None else float(operand1), bool(reverse1)))
+    where = _engine(engine, "nisa.tensor_scalar", {"unknown": "vector", "vector": "vector", "scalar": "scalar"})
+    ops = (_alu(op0, "nisa.tensor_scalar"), None if op1 is None else _alu(op1, "nisa.tensor_scalar"))
+    if where == "scalar" and ops not in _SCALAR_ENGINE_OPS:
+        raise InvalidValueError(f"nisa.tensor_scalar on the scalar engine takes op0, op1 = multiply, add; multiply; "
+                                f"or add (the documented combinations), got {ops}; use the vector engine")
+    current().emit(m.TensorScalar(as_ap(dst), as_ap(data), ops[0], _operand(operand0, "nisa.tensor_scalar", "operand0"),
+                                  bool(reverse0), ops[1],
+                                  None if operand1 is None else _operand(operand1, "nisa.tensor_scalar", "operand1"),
+                                  bool(reverse1), where))
 
 
-def tensor_tensor(dst, data1, data2, op) -> None:
+def tensor_tensor(dst, data1, data2, op, engine=None, name=None) -> None:
     """dst = data1 op data2, elementwise on the vector engine."""
+    _engine(engine, "nisa.tensor_tensor", {"unknown": "vector", "vector": "vector"})
     current().emit(m.TensorTensor(as_ap(dst), as_ap(data1), as_ap(data2), m.alu_op(op)))
 
 
-#: NKI's engine names (``nisa.engine.vector`` or ``nisa.vector_engine``), for the ``engine=`` of tensor_copy.
-engine = SimpleNamespace(tensor="tensor", vector="vector", scalar="scalar", gpsimd="gpsimd", dma="dma", sync="sync",
-                         unknown="unknown")
-tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (
-    engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
-
-
-def tensor_copy(dst, src, engine=None) -> None:
+def tensor_copy(dst, src, engine=None, name=None) -> None:
     """dst = src; a cast (through float32, RNE, saturating) when the dtypes differ. ``engine``: the vector engine
     (default; also for nisa.unknown_engine, the compiler's choice) or GpSimd, both bit-exact for equal dtypes."""
     name = {None: "vector", "unknown": "vector", "vector": "vector", "gpsimd": "gpsimd"}.get(engine)
@@ -95,24 +151,53 @@ def dma_copy(dst, src, dst_rmw_op=None, mask=None) -> None:
     current().emit(m.DmaCopyAdd(dst, src))
 
 
-def activation(dst, op, data, bias=None, scale=1.0) -> None:
-    """dst = op(data * scale + bias) on the scalar engine, in float32 (NKI's argument order).
-
-    ``op`` is an activation function (``nl.floor``, ``nl.copy``) or its name; scale
-    and bias are Python numbers (NKI also takes per-partition tiles: not simulated).
-    """
+def _activation_name(op) -> str:
+    """An activation function given as NKI does: ``nl.exp`` (a function named exp), np.exp, or "exp"."""
     func = op if isinstance(op, str) else getattr(op, "__name__", None)
     if func not in m.ACTIVATION_FUNCS:
         raise InvalidValueError(f"nisa.activation has no function {op!r}; the scalar engine here has "
                                 f"{', '.join(m.ACTIVATION_FUNCS)}")
+    return func
+
+
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+               name=None) -> None:
+    """dst = op(data * scale + bias) on the scalar engine, in float32 (NKI's argument order).
+
+    ``op`` is an activation function (``nl.exp``, ``np.tanh``, ``nl.floor``) or its
+    name; ``scale`` a number or a (P, 1) float32 tile, ``bias`` a number or a (P, 1)
+    tile. ``reduce_cmd`` drives the engine's reduce registers (one per partition,
+    kept between activations; ``reduce_op`` must be nl.add): reset, reduce (add
+    the activated values), reset_reduce, idle; ``reduce_res`` (a (P, 1) tile)
+    receives them afterwards.
+    """
+    func = _activation_name(op)
+    operands = []
     for what, value in (("scale", scale), ("bias", 0.0 if bias is None else bias)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InvalidValueError(f"nisa.activation requires a Python number as {what} (a per-partition tile is "
-                                    f"not simulated), got {type(value).__name__}")
-    current().emit(m.Activation(as_ap(dst), as_ap(data), func, float(scale), 0.0 if bias is None else float(bias)))
+        if isinstance(value, (bool, np.bool_)):
+            raise InvalidValueError(f"nisa.activation requires a Python number as {what} or a (P, 1) tile, got "
+                                    f"{type(value).__name__}")
+        operands.append(_operand(value, "nisa.activation", what))
+    if reduce_cmd not in m.REDUCE_CMDS:
+        raise InvalidValueError(f"nisa.activation requires reduce_cmd to be one of nisa.reduce_cmd."
+                                f"{', nisa.reduce_cmd.'.join(m.REDUCE_CMDS)}, got {reduce_cmd!r}")
+    adds = reduce_op is not None and (getattr(reduce_op, "alu_name", None) or getattr(reduce_op, "__name__", None)
+                                      or reduce_op) == "add"
+    if (reduce_op is not None or reduce_cmd in ("reduce", "reset_reduce")) and not adds:
+        raise InvalidValueError(f"nisa.activation with reduce_cmd={reduce_cmd!r} requires reduce_op=nl.add (the scalar "
+                                f"engine's one reduction), got {reduce_op!r}")
+    current().emit(m.Activation(as_ap(dst), as_ap(data), func, *operands, reduce_cmd,
+                                None if reduce_res is None else as_ap(reduce_res)))
 
 
-def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False) -> None:
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None) -> None:
+    """nisa.activation, and the sum of each partition's activated values into ``reduce_res`` (a (P, 1) tile):
+    activation with reduce_cmd=reset_reduce (NKI keeps this call for backward compatibility)."""
+    activation(dst, op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
+               reduce_cmd=reduce_cmd.reset_reduce)
+
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None) -> None:
     """dst = op over the free axes ``axis`` of data (the last ones, ending at the final axis), per partition, on
     the vector engine, in float32; ``negate`` multiplies the result by -1. dst holds the kept elements
     (``keepdims`` only says whether its shape keeps the reduced axes as 1, so both shapes are accepted)."""
@@ -138,9 +223,139 @@ def nc_n_gather(dst, data, indices, name=None) -> None:
     current().emit(m.NcNGather(as_ap(dst), as_ap(data), as_ap(indices)))
 
 
-def memset(dst, value) -> None:
-    """dst = value in every element (the float32 scalar cast to dst's dtype)."""
-    current().emit(m.Memset(as_ap(dst), float(value)))
+def memset(dst, value, engine=None, name=None) -> None:
+    """dst = value in every element (the float32 scalar cast to dst's dtype), on the vector engine or GpSimd."""
+    where = _engine(engine, "nisa.memset", {"unknown": "vector", "vector": "vector", "gpsimd": "gpsimd"})
+    current().emit(m.Memset(as_ap(dst), float(value), where))
+
+
+# -- the tensor engine ---------------------------------------------------------------------------------
+
+#: Per trace: each PSUM tile a tensor-engine instruction has written, with a mask of the elements written, for
+#: nc_matmul's accumulate=None ("the first write to a PSUM location overwrites, and subsequent writes to the same
+#: location accumulate", nki.isa.nc_matmul).
+_psum_written: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _elements(ap) -> np.ndarray:
+    """The flat element positions (in its tile's storage) a direct pattern reaches."""
+    at = np.array([ap.offset], np.int64)
+    for step, num in ap.pattern:
+        at = (at[:, None] + step * np.arange(num, dtype=np.int64)).ravel()
+    return at
+
+
+def _psum_writes(dst) -> tuple:
+    """(mask of the PSUM tile's elements a tensor-engine instruction has written in this trace, dst's positions)."""
+    tile = dst.tensor
+    written = _psum_written.setdefault(current(), {})
+    if tile not in written:
+        written[tile] = np.zeros(tile.partitions * tile.free_size, bool)
+    return written[tile], _elements(dst)
+
+
+def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
+              accumulate=None, tile_position=(), tile_size=(), perf_mode=matmul_perf_mode.none, name=None) -> None:
+    """dst = stationary.T @ moving on the tensor engine: stationary (K, M) and moving (K, N) SBUF tiles (K <= 128
+    partitions, M <= 128, N <= 512), dst (M, N) a float32 PSUM tile within one bank; float32 accumulation.
+
+    ``accumulate``: True adds the product to dst, False overwrites it, None (the
+    default) overwrites where no tensor-engine instruction of this trace wrote dst's
+    elements before and adds where one did (an accumulation group: successive
+    matmuls into one PSUM tile sum, as NKI 0.3.0 documents).
+    """
+    if perf_mode not in (None, matmul_perf_mode.none):
+        raise InvalidValueError(f"nisa.nc_matmul's perf_mode={perf_mode!r} packs fp8 pairs, and the machine has no "
+                                f"fp8 dtype; use perf_mode=nisa.matmul_perf_mode.none")
+    if is_transpose:
+        raise InvalidValueError("nisa.nc_matmul(is_transpose=True) multiplies by an identity moving tile to "
+                                "transpose; call nisa.nc_transpose(dst, data, engine=nisa.tensor_engine) instead")
+    if accumulate not in (None, True, False):
+        raise InvalidValueError(f"nisa.nc_matmul requires accumulate True, False or None, got {accumulate!r}")
+    dst = as_ap(dst)
+    mask, at = _psum_writes(dst)
+    before = mask[at]
+    if accumulate is None:
+        if before.all():
+            accumulate = True
+        elif before.any():
+            raise InvalidValueError(f"nisa.nc_matmul(accumulate=None) into {dst.describe()}: some of its elements were "
+                                    f"written by an earlier matmul and some were not, so it would both overwrite "
+                                    f"and accumulate; pass accumulate=True or False")
+        else:
+            accumulate = False
+    current().emit(m.NcMatmul(dst, as_ap(stationary), as_ap(moving), bool(accumulate), bool(is_stationary_onezero),
+                              bool(is_moving_onezero), tuple(tile_position), tuple(tile_size)))
+    mask[at] = True
+
+
+def nc_transpose(dst, data, engine=None, name=None) -> None:
+    """dst = data transposed (partitions <-> free elements, free axes flattened), bit-exact, dst of data's dtype.
+
+    ``engine``: nisa.tensor_engine (data in SBUF up to 128 x 128, dst in PSUM) or
+    nisa.vector_engine (up to 32 x 32, SBUF or PSUM); unknown (the default) takes
+    the tensor engine where data is in SBUF and dst in PSUM, else the vector engine.
+    """
+    dst, data = as_ap(dst), as_ap(data)
+    if engine in (None, _ENGINES.unknown):
+        where = "tensor" if data.tensor.memory == "sbuf" and dst.tensor.memory == "psum" else "vector"
+    else:
+        where = _engine(engine, "nisa.nc_transpose", {"tensor": "tensor", "vector": "vector"})
+    if where == "tensor":
+        mask, at = _psum_writes(dst)
+        current().emit(m.NcTranspose(dst, data, where))
+        mask[at] = True
+    else:
+        current().emit(m.NcTranspose(dst, data, where))
+
+
+# -- vector engine and GpSimd extras --------------------------------------------------------------------
+
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, name=None) -> None:
+    """A scan along each partition on the vector engine: r[i] = (data0[i] op0 r[i-1]) op1 data1[i], r[-1] =
+    ``initial`` (a number or a (P, 1) tile); ``reverse0`` puts data0 on the right of op0, ``reverse1`` data1 on
+    the left of op1."""
+    call = "nisa.tensor_tensor_scan"
+    current().emit(m.TensorTensorScan(as_ap(dst), as_ap(data0), as_ap(data1), _operand(initial, call, "initial"),
+                                      _alu(op0, call), _alu(op1, call), bool(reverse0), bool(reverse1)))
+
+
+def bn_stats(dst, data, name=None) -> None:
+    """dst (P, 6) = count, mean and variance * count of data's even-indexed, then odd-indexed, elements per
+    partition (at most 512 of them), on the vector engine; bn_aggr combines them."""
+    current().emit(m.BnStats(as_ap(dst), as_ap(data)))
+
+
+def bn_aggr(dst, data, name=None) -> None:
+    """dst (P, 2) = mean and variance per partition from one or more bn_stats results side by side in data."""
+    current().emit(m.BnAggr(as_ap(dst), as_ap(data)))
+
+
+def tensor_partition_reduce(dst, op, data, name=None) -> None:
+    """dst (1, F...) = op (nl.add or nl.maximum) over data's partitions, in order, in float32, on GpSimd."""
+    op = _alu(op, "nisa.tensor_partition_reduce")
+    current().emit(m.TensorPartitionReduce(as_ap(dst), "maximum" if op == "max" else op, as_ap(data)))
+
+
+def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
+                         name=None) -> None:
+    """dst = (data op0 operand0) op1 operand1 on the vector engine: operand0 a number or a (P, 1) tile, operand1
+    a tile of data's shape; ``reverse0`` / ``reverse1`` put operand0 / operand1 on the left."""
+    call = "nisa.scalar_tensor_tensor"
+    current().emit(m.ScalarTensorTensor(as_ap(dst), as_ap(data), _alu(op0, call), _operand(operand0, call, "operand0"),
+                                        _alu(op1, call), as_ap(operand1), bool(reverse0), bool(reverse1)))
+
+
+def reciprocal(dst, data, name=None) -> None:
+    """dst = 1 / data elementwise on the vector engine, in float32."""
+    current().emit(m.Reciprocal(as_ap(dst), as_ap(data)))
+
+
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_init=0.0, name=None):
+    """NKI's vector-engine exp(src - max_value): NeuronCore-v4 only, so not on this model's trn1 and trn2."""
+    raise InvalidValueError("nisa.exponential requires NeuronCore-v4 (trn3), and the model's targets are trn1 and "
+                            "trn2; use nisa.activation(dst, nl.exp, src, bias=<-max_value>, reduce_cmd=...) on the "
+                            "scalar engine")
 
 
 def __getattr__(name: str):

@@ -23,9 +23,10 @@ from types import SimpleNamespace
 import ml_dtypes
 import numpy as np
 
-from ..errors import InvalidTypeError, InvalidValueError, not_simulated
+from ..errors import InvalidTypeError, InvalidValueError, NotSimulatedError, not_simulated
 from ..intmath import ceil_div
 from ..machine import dtypes
+from ..machine import isa as machine_isa
 from ..machine.isa import ALU_OPS
 from ..machine.memory import NUM_PARTITIONS, SBUF_ALIGNMENT
 from . import isa as nisa
@@ -47,7 +48,11 @@ hbm = "hbm"
 private_hbm = "private_hbm"  # an HBM tensor of one SPMD instance (scratch)
 psum = "psum"  # the engines' accumulator memory: tiles the engines read and write, DMAs cannot
 
-tile_size = SimpleNamespace(pmax=NUM_PARTITIONS)
+#: Tile size limits (nki.language.tile_size): partitions of a tile; the free sizes of nc_matmul's stationary and
+#: moving operands (nki.isa.nc_matmul); bn_stats' free size (nki.isa.bn_stats); a PSUM tile's free size, one 2 KiB
+#: bank of float32 (NKI Direct Allocation Developer Guide, "Known Limitations").
+tile_size = SimpleNamespace(pmax=NUM_PARTITIONS, gemm_stationary_fmax=128, gemm_moving_fmax=512, bn_stats_fmax=512,
+                            psum_fmax=512)
 
 
 class AluOp:
@@ -59,9 +64,10 @@ class AluOp:
     def __repr__(self) -> str:
         return f"nl.{self.alu_name}"
 
-    def __call__(self, x, y, dtype=None, out=None):
+    def __call__(self, x, y, dtype=None, out=None, mask: Mask | None = None):
         """x op y, elementwise; one of x, y may be a Python number, and tile shapes broadcast along free axes.
-        The result is a new tile (dtype: the tile operand's if float, else float32), or ``out``."""
+        The result is a new tile (dtype: the tile operand's if float, else float32), or ``out``; with a mask,
+        only the box it keeps is computed."""
         tile = y if _is_scalar(x) else x
         if _is_scalar(tile):
             raise InvalidTypeError(f"{self!r} needs at least one tile operand, got {x!r} and {y!r}")
@@ -69,18 +75,26 @@ class AluOp:
             shape = as_ap(tile).shape
         else:
             shape = _tensor.free_shape_broadcast(as_ap(x).shape, as_ap(y).shape, repr(self))
+        result = None
         if out is None:
-            out = ndarray(shape, dtype or _result_dtype(tile), name=self.alu_name)
+            out = result = ndarray(shape, dtype or _result_dtype(tile), name=self.alu_name)
         else:
             shape = as_ap(out).shape
+        box = masked_box(mask, shape)
+        if box == ():
+            return out
+        dst = cut_box(out, box)
+
+        def operand(v):
+            return cut_box(_tensor.broadcast_to(as_ap(v), shape, repr(self)), box)
         if _is_scalar(x):
-            nisa.tensor_scalar(out, _tensor.broadcast_to(as_ap(y), shape, repr(self)), op0=self, operand0=x,
-                               reverse0=True)
+            nisa.tensor_scalar(dst, operand(y), op0=self, operand0=x, reverse0=True)
         elif _is_scalar(y):
-            nisa.tensor_scalar(out, _tensor.broadcast_to(as_ap(x), shape, repr(self)), op0=self, operand0=y)
+            nisa.tensor_scalar(dst, operand(x), op0=self, operand0=y)
         else:
-            nisa.tensor_tensor(out, _tensor.broadcast_to(as_ap(x), shape, repr(self)),
-                               _tensor.broadcast_to(as_ap(y), shape, repr(self)), op=self)
+            nisa.tensor_tensor(dst, operand(x), operand(y), op=self)
+        if result is not None:
+            fresh(result, box)
         return out
 
 
@@ -97,9 +111,9 @@ for _name in ALU_OPS:
 del _name
 
 
-def negative(x, dtype=None):
+def negative(x, dtype=None, mask: Mask | None = None):
     """-x elementwise (a multiply by -1 on the vector engine), as a new tile of x's dtype (or ``dtype``)."""
-    return multiply(x, -1, dtype=dtype or x.dtype)
+    return multiply(x, -1, dtype=dtype or x.dtype, mask=mask)
 
 
 def where(condition, x, y, dtype=None):
@@ -116,6 +130,7 @@ def where(condition, x, y, dtype=None):
     def operand(v):
         return v if _is_scalar(v) else _tensor.broadcast_to(as_ap(v), shape, "nl.where")
     nisa.select(out, operand(condition), operand(x), operand(y))
+    fresh(out, None)
     return out
 
 
@@ -135,12 +150,52 @@ def iinfo(dtype):
     return np.iinfo(dt)
 
 
-def _copy_into(dst, src) -> None:
-    nisa.tensor_copy(dst, src)
+def masked_box(mask: Mask | None, shape: tuple):
+    """The box of a grid of ``shape`` that ``mask`` keeps (None: no mask, all of it; (): nothing, so the
+    instruction is dropped, as NKI's masks "skip generating the instruction", nki.api.shared "NKI API Masking")."""
+    if mask is None:
+        return None
+    if not mask.keeps_any(shape):
+        return ()
+    return mask.box(shape)
+
+
+def cut_box(x, box):
+    """The access pattern of ``x`` restricted to a mask's ``box`` (None: all of it)."""
+    return as_ap(x) if box is None else cut(as_ap(x), box)
+
+
+def fresh(tile, box) -> None:
+    """Mark ``tile`` (a new tile) as the fresh result of the last instruction, written in ``box``: assigning it
+    into another tile (``t[...] = result``) then becomes that instruction writing there (Tracer._fold_copies)."""
+    current().mark_fresh(tile.storage, box)
+
+
+def assign(dst, value) -> None:
+    """``tile[...] = value``: a number is a memset; a tile or view is copied in (broadcast along free axes, cast to
+    dst's dtype), only the box a masked instruction wrote when value is such a fresh result; a deferred value
+    (nl.loop_reduce) writes itself."""
+    if _is_scalar(value):
+        nisa.memset(dst, value)
+        return
+    if hasattr(value, "assign_into"):
+        value.assign_into(dst)
+        return
+    src = as_ap(value)
+    if src.tensor is dst.tensor and src.pattern == dst.pattern and src.offset == dst.offset:
+        return  # t[k] += x wrote in place; Python's follow-up t[k] = t[k] has nothing to copy
+    tracer = current()
+    made = tracer.take_fresh(value.storage) if isinstance(value, _tensor.NkiTensor) else None
+    src = _tensor.broadcast_to(src, dst.shape, "tile[...] =")
+    box = made[1] if made is not None and src.shape == dst.shape else None
+    nisa.tensor_copy(cut_box(dst, box), cut_box(src, box))
+    if made is not None:
+        tracer.note_assignment(made[0], value.storage)
 
 
 _tensor.ELEMENTWISE.update({name: globals()[name] for name in ALU_OPS}, negative=negative,
-                           memset=lambda dst, value: nisa.memset(dst, value), copy_into=_copy_into)
+                           memset=lambda dst, value: nisa.memset(dst, value), assign=assign,
+                           broadcast_to=lambda x, shape: broadcast_to(x, shape))
 
 
 class par_dim(int):
@@ -173,21 +228,35 @@ def _shape(shape) -> tuple[tuple, int]:
 def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
     """Allocate a tensor: an SBUF tile (the default) or an HBM tensor (``shared_hbm``/``hbm``/``private_hbm``).
     ``nl.par_dim(n)`` may mark the partition dimension of a tile; axes before it are blocks:
-    ``nl.ndarray((4, nl.par_dim(128), 512), ...)`` is four (128, 512) tiles, ``t[b]`` the b-th."""
+    ``nl.ndarray((4, nl.par_dim(128), 512), ...)`` is four (128, 512) tiles, ``t[b]`` the b-th, each given
+    storage from its first write to its last use (a BlockTensor)."""
     tracer = current()
     shape, par_axis = _shape(shape)
+    buffer = sbuf if buffer is None else buffer
     if buffer in (sbuf, psum):
         if not par_axis:
             return tracer.sbuf(name, shape, dtype, buffer)
-        storage = tracer.sbuf(name, (shape[par_axis], *shape[:par_axis], *shape[par_axis + 1:]), dtype,
-                              buffer).storage
-        return _tensor.NkiTensor(storage, shape, par_axis)
+        return _blocks(tracer, name, shape, par_axis, dtype, buffer)
     if buffer in (shared_hbm, hbm, private_hbm):
         if buffer == shared_hbm and tracer.grid:
             return _shared(tracer, shape, dtype)
         return _hbm(tracer, name, shape, dtype)
     raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf, nl.psum, nl.shared_hbm, nl.hbm or nl.private_hbm, "
                             f"got {buffer!r}")
+
+
+def _blocks(tracer, name, shape, par_axis, dtype, buffer, fill=None):
+    """A BlockTensor whose blocks are the tracer's block tiles; with ``fill``, each block is set to it (a memset)
+    when first used, which is when its storage is given."""
+    key = object()
+    base = tracer.unique(name or "t")
+
+    def make_block(index):
+        tile = tracer.block_tile(f"{base}[{','.join(map(str, index))}]", shape[par_axis:], dtype, buffer, key)
+        if fill is not None:
+            nisa.memset(_tensor.NkiTensor(tile).whole, fill)
+        return tile
+    return _tensor.BlockTensor(name or "tile", shape, par_axis, dtypes.as_dtype(dtype), make_block)
 
 
 def _hbm(tracer, name, shape, dtype):
@@ -253,18 +322,30 @@ def static_cast(x, dtype):
     return out
 
 
-def zeros(shape, dtype, buffer=sbuf, name: str | None = None):
+def zeros(shape, dtype, buffer=sbuf, name: str | None = None, lazy_initialization: bool = False):
     """A new SBUF tile of zeros (nl.ndarray and a memset); the shape may mark ``nl.par_dim(n)``."""
-    return full(shape, 0, dtype, buffer, name=name or "zeros")
+    return full(shape, 0, dtype, buffer, name=name or "zeros", lazy_initialization=lazy_initialization)
 
 
-def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None):
-    """A new SBUF tile of ``fill_value`` (nl.ndarray and a memset: the value as float32, cast to dtype)."""
+def ones(shape, dtype, buffer=sbuf, name: str | None = None, lazy_initialization: bool = False):
+    """A new SBUF tile of ones (nl.ndarray and a memset)."""
+    return full(shape, 1, dtype, buffer, name=name or "ones", lazy_initialization=lazy_initialization)
+
+
+def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None, lazy_initialization: bool = False):
+    """A new SBUF tile of ``fill_value`` (nl.ndarray and a memset: the value as float32, cast to dtype).
+
+    With block dimensions each block is set when it is first used (its storage is given then), so a tile of
+    many blocks does not hold them all at once; ``lazy_initialization`` (which asks for that) changes nothing."""
+    buffer = sbuf if buffer is None else buffer
     if buffer not in (sbuf, psum):
         raise InvalidValueError(f"nl.full and nl.zeros require buffer=nl.sbuf or nl.psum (a memset of an on-chip "
                                 f"tile), got {buffer!r}")
     if not _is_scalar(fill_value):
         raise InvalidTypeError(f"nl.full requires a number as fill_value, got {type(fill_value).__name__}")
+    plain, par_axis = _shape(shape)
+    if par_axis:
+        return _blocks(current(), name or "full", plain, par_axis, dtype, buffer, fill=fill_value)
     tile = ndarray(shape, dtype, buffer, name=name or "full")
     nisa.memset(tile.whole, fill_value)
     return tile
@@ -289,11 +370,14 @@ def shared_constant(constant, dtype=None):
     return tracer.hbm(tracer.unique("const"), cast.shape, target, "constant", cast)
 
 
-def copy(x, dtype=None):
-    """A new tile holding x (a tile or view; ``dtype`` casts, as the engines do)."""
+def copy(x, dtype=None, mask: Mask | None = None):
+    """A new SBUF tile holding x (a tile or view, in SBUF or PSUM; ``dtype`` casts, as the engines do)."""
     src = as_ap(x)
     out = ndarray(src.shape, dtype or src.dtype, name="copy")
-    nisa.tensor_copy(out, src)
+    box = masked_box(mask, src.shape)
+    if box != ():
+        nisa.tensor_copy(cut_box(out, box), cut_box(src, box))
+        fresh(out, box)
     return out
 
 
@@ -359,11 +443,39 @@ def arange(n: int) -> Arange:
     return Arange(n)
 
 
-def floor(x, dtype=None):
-    """floor(x) elementwise on the scalar engine (an activation), as a new tile."""
-    out = ndarray(as_ap(x).shape, dtype or _result_dtype(x), name="floor")
-    nisa.activation(out, "floor", x)
+def _activate(name: str, x, dtype, mask):
+    """``name``(x) elementwise on the scalar engine (nisa.activation), as a new tile."""
+    if name not in machine_isa.ACTIVATION_FUNCS:
+        raise NotSimulatedError(f"nl.{name} runs on the scalar engine's {name} function, which the NeuronCore model "
+                                f"does not simulate yet (its functions: {', '.join(machine_isa.ACTIVATION_FUNCS)}); a "
+                                f"kernel that uses it cannot run here yet")
+    src = as_ap(x)
+    out = ndarray(src.shape, dtype or _result_dtype(src), name=name)
+    box = masked_box(mask, src.shape)
+    if box != ():
+        nisa.activation(cut_box(out, box), name, cut_box(src, box))
+        fresh(out, box)
     return out
+
+
+def _activation_function(name: str):
+    def function(x, dtype=None, mask: Mask | None = None):
+        return _activate(name, x, dtype, mask)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"nl.{name}(x): {name} of every element on the scalar engine (an activation function: "
+                        f"``op=nl.{name}`` of nisa.activation), as a new tile (dtype: x's if float, else float32).")
+    return function
+
+
+#: The scalar engine's activation functions, each also an nl function of a tile (the "Supported Activation Functions
+#: for NKI ISA" table, nki.api.shared); one the NeuronCore model does not simulate raises NotSimulatedError when
+#: called.
+ACTIVATION_FUNCTIONS = ("floor", "square", "sigmoid", "relu", "gelu", "gelu_dx", "gelu_apprx_tanh",
+                        "gelu_apprx_sigmoid", "silu", "silu_dx", "tanh", "softplus", "mish", "erf", "erf_dx", "exp",
+                        "log", "sin", "arctan", "sqrt", "rsqrt", "reciprocal", "sign", "abs")
+for _name in ACTIVATION_FUNCTIONS:
+    globals()[_name] = _activation_function(_name)
+del _name
 
 
 def _access(what: str, access, mask: Mask | None):
@@ -382,15 +494,23 @@ def _access(what: str, access, mask: Mask | None):
 
 def load(access, mask: Mask | None = None, dtype=None, name: str | None = None):
     """DMA ``tensor[...]`` into a new SBUF tile of the indexed grid's shape; with a mask, only the box it keeps
-    (the rest stays as fresh memory). ``dtype`` casts the loaded tile (a tensor_copy after the DMA)."""
+    (the rest stays as fresh memory; a mask that keeps nothing drops the DMA). ``dtype`` casts the loaded tile
+    (a tensor_copy after the DMA)."""
+    if mask is not None and isinstance(access, IndexedAccess) and not mask.keeps_any(access.grid):
+        return ndarray(access.grid, access.tensor.dtype, name=name or "loaded")
     src, grid, box = _access("load", access, mask)
     tile = ndarray(grid, src.dtype, name=name or "loaded")
     nisa.dma_copy(dst=cut(tile.whole, box), src=src)
-    return tile if dtype is None or dtypes.as_dtype(dtype) == tile.dtype else copy(tile, dtype)
+    fresh(tile, box)
+    if dtype is None or dtypes.as_dtype(dtype) == tile.dtype:
+        return tile
+    return copy(tile, dtype, mask=mask)
 
 
 def store(access, value, mask: Mask | None = None) -> None:
-    """DMA a tile (or view) into ``tensor[...]``; with a mask, only the box it keeps."""
+    """DMA a tile (or view) into ``tensor[...]``; with a mask, only the box it keeps (nothing: no DMA)."""
+    if mask is not None and isinstance(access, IndexedAccess) and not mask.keeps_any(access.grid):
+        return
     dst, _, box = _access("store", access, mask)
     nisa.dma_copy(dst=dst, src=cut(as_ap(value), box))
 
@@ -415,6 +535,7 @@ def _reduce(name: str, op: str, x, axis, dtype, mask, keepdims):
     shape = tuple(1 if k in reduced else n for k, n in enumerate(src.shape)) if keepdims else kept_shape
     out = ndarray(shape, dtype or src.dtype, name=name)
     nisa.tensor_reduce(out, op, walk, list(range(len(kept), rank)))
+    fresh(out, None)
     return out
 
 
@@ -441,6 +562,109 @@ def mean(x, axis, dtype=None, mask: Mask | None = None, keepdims: bool = False):
     total = _reduce("mean", "add", x, axis, float32, mask, keepdims)
     count = as_ap(x).size // as_ap(total).size
     return multiply(total, 1.0 / count, dtype=dtype or as_ap(x).dtype)
+
+
+#: numpy's names of the operations NKI takes as ``op=np.add`` (nl.loop_reduce, nisa.tensor_tensor_scan, ...), as
+#: the ALU ops they are.
+NUMPY_ALU_NAMES = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
+                   "true_divide": "divide", "maximum": "maximum", "minimum": "minimum", "max": "max", "amax": "max",
+                   "min": "min", "amin": "min", "fmod": "mod", "equal": "equal", "not_equal": "not_equal",
+                   "greater": "greater", "greater_equal": "greater_equal", "less": "less", "less_equal": "less_equal",
+                   "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor"}
+
+
+def alu_name(op) -> str:
+    """An ALU op given as nl's (``nl.add``), numpy's (``np.add``, ``np.max``) or by name, as its name."""
+    name = getattr(op, "alu_name", None)
+    if name is None and not isinstance(op, str):
+        name = NUMPY_ALU_NAMES.get(getattr(op, "__name__", None))
+    return machine_isa.alu_op(op if name is None else name)
+
+
+def broadcast_to(x, shape):
+    """x (a tile or view) read as ``shape`` by numpy's rule: a partition dimension of 1 broadcasts to
+    ``shape[0]`` partitions by a DMA from that one partition into a new tile (the engines compute within
+    partitions), free axes of size 1 by a step-0 view. ``tile.broadcast_to(shape)`` is the same."""
+    src, shape = as_ap(x), tuple(int(n) for n in shape)
+    if len(shape) == 1:
+        shape = (shape[0], 1)
+    if src.shape == shape or (len(src.shape) == 1 and src.shape + (1,) == shape):
+        return x
+    if src.shape[0] != shape[0]:
+        if src.shape[0] != 1:
+            raise InvalidValueError(f"nl.broadcast_to requires a partition dimension of 1 or {shape[0]} to broadcast "
+                                    f"to {shape}, got {src.describe()} of shape {src.shape}")
+        if not src.is_sbuf:
+            raise InvalidTypeError(f"nl.broadcast_to requires an on-chip tile, got {src.describe()}; nl.load it first")
+        out = ndarray((shape[0], *src.shape[1:]), src.dtype, name="broadcast")
+        repeated = AccessPattern(src.tensor, ((0, shape[0]), *src.pattern[1:]), src.offset, row_size=src.row_size)
+        nisa.dma_copy(dst=out, src=repeated)
+        fresh(out, None)
+        if out.shape == shape:
+            return out
+        src = out.whole
+    view = _tensor.broadcast_to(src, shape, "nl.broadcast_to")
+    return _tensor.TileView(view.tensor, view.pattern, view.offset, row_size=view.row_size)
+
+
+def matmul(x, y, transpose_x: bool = False, mask: Mask | None = None):
+    """``x @ y`` on the tensor engine, as a new float32 PSUM tile: nisa.nc_matmul computes ``stationary.T @ moving``,
+    so x (M, K) is first transposed (nisa.nc_transpose into PSUM, copied to SBUF), unless ``transpose_x`` says x is
+    given as (K, M) already (nl.matmul's documented lowering). With a mask, the box it keeps of the (M, N) result."""
+    stationary, moving = as_ap(x), as_ap(y)
+    if not transpose_x:
+        flipped = ndarray((stationary.shape[1], stationary.shape[0]), stationary.dtype, buffer=psum, name="transposed")
+        nisa.nc_transpose(flipped, stationary)
+        stationary = as_ap(copy(flipped))
+    out = ndarray((stationary.shape[1], *moving.shape[1:]), float32, buffer=psum, name="matmul")
+    box = masked_box(mask, out.shape)
+    if box == ():
+        return out
+    if box is not None:
+        stationary = cut(stationary, [(0, stationary.shape[0]), box[0]])
+        moving = cut(moving, [(0, moving.shape[0]), *box[1:]])
+    nisa.nc_matmul(cut_box(out, box), stationary, moving)
+    fresh(out, box)
+    return out
+
+
+class _LoopReduce:
+    """nl.loop_reduce's value: assigned into a tile, it starts the reduction there (the loops' first iteration)
+    or folds x into it (``dst = dst op x``)."""
+
+    def __init__(self, x, op: str, first: bool, mask):
+        self.x, self.op, self.first, self.mask = x, op, first, mask
+
+    def assign_into(self, dst) -> None:
+        src = _tensor.broadcast_to(as_ap(self.x), dst.shape, "nl.loop_reduce")
+        box = masked_box(self.mask, dst.shape)
+        if box == ():
+            return
+        dst, src = cut_box(dst, box), cut_box(src, box)
+        if self.first:
+            nisa.tensor_copy(dst, src)
+        else:
+            nisa.tensor_tensor(dst, dst, src, op=self.op)
+
+
+def loop_reduce(x, op, loop_indices, dtype=None, mask: Mask | None = None):
+    """``dst[...] = nl.loop_reduce(x, op, loop_indices)``: reduce x with ``op`` over the iterations of the loops
+    ``loop_indices`` into dst (dst is op's left operand, x its right): the first iteration (every index 0) copies
+    x in, the others apply op (nisa.tensor_copy / nisa.tensor_tensor, in float32, cast to dst's dtype, so ``dtype``
+    changes nothing here). Loops are unrolled at trace time, so the indices are integers."""
+    indices = loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]
+    if any(isinstance(i, bool) or not isinstance(i, (int, np.integer)) for i in indices):
+        raise InvalidTypeError(f"nl.loop_reduce requires loop indices of nl.affine_range loops (integers when "
+                               f"traced), got {loop_indices!r}")
+    return _LoopReduce(x, alu_name(op), all(int(i) == 0 for i in indices), mask)
+
+#: The NKI names this module defines (what ``from ... import *`` and the classic dialect's nl share).
+__all__ = ["float32", "bfloat16", "float16", "int32", "int16", "int8", "uint8", "uint16", "uint32", "bool_",
+           "sbuf", "shared_hbm", "hbm", "private_hbm", "psum", "tile_size", *ALU_OPS, "negative", "where", "finfo",
+           "iinfo", "par_dim", "ndarray", "program_id", "num_programs", "program_ndim", "static_cast", "zeros",
+           "ones", "full", "shared_constant", "copy", "affine_range", "static_range", "sequential_range", "mgrid",
+           "arange", *ACTIVATION_FUNCTIONS, "load", "store", "sum", "max", "min", "mean", "broadcast_to", "matmul",
+           "loop_reduce"]
 
 
 def __getattr__(name: str):

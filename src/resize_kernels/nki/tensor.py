@@ -3,7 +3,8 @@
 Indexing a handle with integers and slices, or calling ``.ap(...)``, gives the
 machine's AccessPattern (on SBUF a TileView, which also takes tile operators);
 ``reshape`` gives another handle on the same storage; ``tile[...] = value``
-copies into a tile.
+copies into a tile. A tile with block dimensions (axes before ``nl.par_dim``) is
+a BlockTensor: one tile per block, each with storage of its own.
 """
 
 from __future__ import annotations
@@ -85,6 +86,11 @@ class TileOps:
     def __itruediv__(self, other):
         return _in_place("/=", "divide", self, other)
 
+    def broadcast_to(self, shape):
+        """``tile.broadcast_to(shape)``: nl.broadcast_to of this tile (numpy's rule; a partition dimension of 1
+        broadcasts to many partitions by a DMA, free axes of size 1 by a step-0 view)."""
+        return ELEMENTWISE["broadcast_to"](self, shape)
+
     def __neg__(self):
         """-tile: nl.negative (a multiply by -1, in the tile's dtype)."""
         _check_tile("unary -", self)
@@ -127,30 +133,23 @@ class TileView(TileOps, AccessPattern):
 
 
 class NkiTensor(TileOps):
-    """A kernel-visible tensor: ``storage`` (HbmTensor or SbufTile) seen with ``shape``.
+    """A kernel-visible tensor: ``storage`` (HbmTensor or SbufTile) seen with ``shape`` (an SBUF tile's partition
+    axis first)."""
 
-    An SBUF tile's partition axis is ``par_axis`` (0 unless ``nl.par_dim`` marked another): the axes before it
-    are blocks, laid out like free axes, so ``t[b, :, ...]`` is block b's tile.
-    """
-
-    def __init__(self, storage: HbmTensor | SbufTile, shape=None, par_axis: int = 0):
+    def __init__(self, storage: HbmTensor | SbufTile, shape=None):
         self.storage = storage
         self.shape = tuple(storage.shape if shape is None else shape)
-        self.par_axis = par_axis
         self._whole: AccessPattern | None = None
 
     @property
     def whole(self) -> AccessPattern:
         """The access pattern of the whole tensor (made once: kernels pass whole tiles constantly)."""
         if self._whole is None:
-            if self.par_axis:
-                self._whole = self[(slice(None),) * len(self.shape)]
-            else:
-                pattern = tuple(zip(row_major_strides(self.shape), self.shape))
-                if self.buffer == "sbuf" and len(pattern) == 1:
-                    pattern += ((1, 1),)
-                kind = TileView if self.buffer == "sbuf" else AccessPattern
-                self._whole = kind(self.storage, pattern, 0, row_size=math.prod(self.shape[1:]))
+            pattern = tuple(zip(row_major_strides(self.shape), self.shape))
+            if self.buffer == "sbuf" and len(pattern) == 1:
+                pattern += ((1, 1),)
+            kind = TileView if self.buffer == "sbuf" else AccessPattern
+            self._whole = kind(self.storage, pattern, 0, row_size=math.prod(self.shape[1:]))
         return self._whole
 
     @property
@@ -173,7 +172,7 @@ class NkiTensor(TileOps):
         if math.prod(shape) != math.prod(self.shape):
             raise InvalidValueError(f"cannot reshape {self.name} of shape {self.shape} ({math.prod(self.shape)} elements) "
                                     f"to {shape} ({math.prod(shape)} elements)")
-        if self.buffer == "sbuf" and (shape[0] != self.shape[0] or self.par_axis):
+        if self.buffer == "sbuf" and shape[0] != self.shape[0]:
             raise InvalidValueError(f"reshaping SBUF tile {self.name} must keep its partition dimension {self.shape[0]} "
                                     f"first, got {shape}")
         return NkiTensor(self.storage, shape)
@@ -189,9 +188,9 @@ class NkiTensor(TileOps):
         """Basic indexing (integers, slices) as an access pattern (a TileView on SBUF); with nl.arange
         expressions or an index tile, an IndexedAccess for nl.load / nl.store."""
         if (type(key) is tuple and len(key) == 2 == len(self.shape) and type(key[0]) is slice
-                and type(key[1]) is slice and key[0].step is None and key[1].step is None and not self.par_axis):
+                and type(key[1]) is slice and key[0].step is None and key[1].step is None):
             return self._rectangle(key[0], key[1])
-        if type(key) is slice and key.step is None and not self.par_axis and len(self.shape) > 1:
+        if type(key) is slice and key.step is None and len(self.shape) > 1:
             start, stop, _ = self._slice_bounds(key, 0)
             if stop > start:
                 return self._partitions(start, stop)
@@ -211,7 +210,7 @@ class NkiTensor(TileOps):
         if len(key) > len(self.shape):
             raise InvalidValueError(f"too many indices for {self.name} of shape {self.shape}: {key}")
         key = key + (slice(None),) * (len(self.shape) - len(key))
-        strides, sbuf = self.storage_strides(), self.buffer == "sbuf"
+        strides, sbuf = row_major_strides(self.shape), self.buffer == "sbuf"
         offset, pattern, partition = 0, [], None
         for axis, (k, n, stride) in enumerate(zip(key, self.shape, strides)):
             if isinstance(k, slice):
@@ -224,10 +223,10 @@ class NkiTensor(TileOps):
                 if not -n <= k < n:
                     raise InvalidValueError(f"index {k} is out of range for axis {axis} of {self.name} (size {n})")
                 offset += (k % n) * stride
-                pair = (stride, 1) if sbuf and axis == self.par_axis else None  # the partition axis always stays
+                pair = (stride, 1) if sbuf and axis == 0 else None  # the partition axis always stays
             else:
                 raise InvalidTypeError(f"{self.name} takes integers and slices as indices, got {k!r}")
-            if pair is not None and sbuf and axis == self.par_axis:
+            if pair is not None and sbuf and axis == 0:
                 partition = pair
             elif pair is not None:
                 pattern.append(pair)
@@ -239,28 +238,17 @@ class NkiTensor(TileOps):
         return TileView(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
 
     def storage_strides(self) -> list[int]:
-        """Each axis's step in storage: row-major for HBM; on SBUF the partition axis steps a whole partition
-        row and the other axes lie row-major in the free dimension."""
-        if self.buffer != "sbuf" or not self.par_axis:
-            return row_major_strides(self.shape)
-        rest = [n for k, n in enumerate(self.shape) if k != self.par_axis]
-        inner = iter(row_major_strides(rest))
-        return [self.storage.free_size if k == self.par_axis else next(inner) for k in range(len(self.shape))]
+        """Each axis's step in storage: row-major (on SBUF the partition axis steps a whole partition row)."""
+        return row_major_strides(self.shape)
 
     def __setitem__(self, key, value) -> None:
         """``tile[key] = value``: a tile or view (broadcast along free axes, cast to the tile's dtype) is copied
-        in by the vector engine; a number is written by a memset."""
+        in (nl's ``assign``: the copy is elided when value is an instruction's fresh result); a number is
+        written by a memset."""
         if self.buffer != "sbuf":
             raise InvalidTypeError(f"assigning into the HBM tensor {self.name} is a DMA: use nl.store or "
                                    f"nisa.dma_copy")
-        dst = self[key]
-        if is_scalar(value):
-            ELEMENTWISE["memset"](dst, value)
-            return
-        value = as_ap(value)
-        if value.tensor is dst.tensor and value.pattern == dst.pattern and value.offset == dst.offset:
-            return  # t[k] += x wrote in place; Python's follow-up t[k] = t[k] has nothing to copy
-        ELEMENTWISE["copy_into"](dst, broadcast_to(value, dst.shape, "tile[...] ="))
+        ELEMENTWISE["assign"](self[key], value)
 
     def _slice_bounds(self, k: slice, axis: int) -> tuple[int, int, int]:
         """``k.indices(size)`` of one axis, but a start or stop past the axis is an error, as NKI reports it (numpy
@@ -289,6 +277,100 @@ class NkiTensor(TileOps):
             return self.whole  # the very same pattern, made once: fewer objects to build, check and view
         kind = TileView if self.buffer == "sbuf" else AccessPattern
         return kind(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
+
+
+class BlockTensor(TileOps):
+    """An on-chip tile with block dimensions, ``nl.ndarray((4, 8, nl.par_dim(128), 512), ...)``: the axes before
+    the partition axis count (P, F...) tiles, and ``t[i, j]`` is block (i, j)'s tile.
+
+    As NKI documents them, blocks are logical: each is a tile of its own, given storage by the allocator from
+    its first write to its last use ("the physical tiles may not be alive in the memory simultaneously", NKI
+    Block Dimension Migration Guide), not all at once. A block's tile is made when it is first indexed
+    (``make_block(index)``: the tracer's, with a memset for ``nl.zeros``/``nl.full``); an instruction reads or
+    writes one block, so every block dimension is indexed with an integer.
+    """
+
+    def __init__(self, name: str, shape: tuple, par_axis: int, dtype, make_block):
+        self.name, self.shape, self.par_axis = name, tuple(shape), par_axis
+        self.block_shape, self.tile_shape = self.shape[:par_axis], self.shape[par_axis:]
+        self._dtype, self._make, self._blocks = np.dtype(dtype), make_block, {}
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def buffer(self) -> str:
+        return "sbuf"
+
+    def __repr__(self) -> str:
+        return f"BlockTensor({self.name}, {self._dtype}{list(self.shape)}, blocks {list(self.block_shape)})"
+
+    def block(self, index: tuple) -> NkiTensor:
+        """Block ``index``'s tile (made on first use)."""
+        tile = self._blocks.get(index)
+        if tile is None:
+            tile = self._blocks[index] = NkiTensor(self._make(index))
+        return tile
+
+    def blocks(self) -> list:
+        """The blocks made so far, as (index, tile)."""
+        return list(self._blocks.items())
+
+    def _split(self, key) -> tuple[tuple, tuple]:
+        """(the block index, the key of the rest) of ``key``: each block dimension takes an integer (or a slice
+        of one element, or a constant index expression)."""
+        key = key if isinstance(key, tuple) else (key,)
+        nb = self.par_axis
+        if key and key[0] is Ellipsis and all(n == 1 for n in self.block_shape):
+            return (0,) * nb, key
+        if len(key) < nb or Ellipsis in key[:nb]:
+            raise InvalidValueError(f"{self.name} has block dimensions {self.block_shape}: index each with an "
+                                    f"integer, {self.name}[{', '.join(f'i{k}' for k in range(nb))}, ...], "
+                                    f"got {key!r}; an instruction reads or writes one block's tile")
+        index = []
+        for axis, (k, n) in enumerate(zip(key[:nb], self.block_shape)):
+            if isinstance(k, IndexExpr) and not any(k.coefs):
+                k = k.const
+            if isinstance(k, slice):
+                if any(bound is not None and not -n <= bound <= n for bound in (k.start, k.stop)):
+                    raise InvalidValueError(f"{self.name}[{k.start}:{k.stop}] on block dimension {axis} (size {n}) is "
+                                            f"out of bounds: slice bounds must lie in -{n}..{n}")
+                picked = range(*k.indices(n))
+                k = picked[0] if len(picked) == 1 else k
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+                raise InvalidValueError(f"{self.name}'s block dimension {axis} (size {n}) takes an integer index, got "
+                                        f"{k!r}; an instruction reads or writes one block's tile: loop over the "
+                                        f"blocks")
+            if not -n <= k < n:
+                raise InvalidValueError(f"block index {k} is out of range for block dimension {axis} of "
+                                        f"{self.name} (size {n})")
+            index.append(int(k) % n)
+        return tuple(index), key[nb:]
+
+    def __getitem__(self, key):
+        index, rest = self._split(key)
+        tile = self.block(index)
+        return tile[rest] if rest else tile
+
+    def __setitem__(self, key, value) -> None:
+        index, rest = self._split(key)
+        self.block(index)[rest if rest else ...] = value
+
+    def _one_tile(self, what: str):
+        raise InvalidValueError(f"{what} {self.name}, a tile with block dimensions {self.block_shape}, needs one "
+                                f"block: {self.name}[{', '.join('0' for _ in self.block_shape)}]; an instruction "
+                                f"reads or writes one block's tile")
+
+    @property
+    def whole(self):
+        self._one_tile("an instruction operand of")
+
+    def reshape(self, shape):
+        self._one_tile("reshaping")
+
+    def ap(self, *args, **kwargs):
+        self._one_tile("an access pattern on")
 
 
 def _describe(x) -> str:
@@ -370,6 +452,6 @@ def as_ap(x) -> AccessPattern:
     """A whole tensor handle or an access pattern (a view), as an access pattern."""
     if isinstance(x, AccessPattern):
         return x
-    if isinstance(x, NkiTensor):
+    if isinstance(x, (NkiTensor, BlockTensor)):
         return x.whole
     raise InvalidTypeError(f"expected a tensor or an access pattern, got {type(x).__name__}")

@@ -4,24 +4,35 @@ As in NKI's tracer frontend, Python control flow runs at trace time: loops are
 unrolled, shapes and scales are Python values, and every nisa call appends one
 instruction. SBUF tiles allocated in an ``affine_range`` iteration take turns in
 two rotating buffers, as NKI's allocator gives them; a sequential loop's reuse
-one.
+one. The blocks of tiles with block dimensions get storage when the trace ends,
+each from its first write to its last use (``Tracer.finish``), and a copy that
+only moves an instruction's fresh result into the tile it is assigned to
+(``tile[...] = nisa.exp(...)``) is folded into that instruction, as NKI's
+compiler writes such results in place.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import itertools
+import math
 import os
 import sys
 import threading
 import types
 
+import numpy as np
+
 
 from ..errors import InstructionBudgetError, InvalidTypeError, InvalidValueError
 from ..machine import dtypes
-from ..machine.isa import Instruction, Program
-from ..machine.memory import DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, HbmTensor, SbufAllocator, extents
+from ..machine.isa import DmaCopyAdd, Instruction, Program
+from ..intmath import ceil_div
+from ..machine.errors import SbufCapacityError
+from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, SBUF_ALIGNMENT, HbmTensor, Lifetime,
+                              SbufAllocator, SbufTile, extents, place_blocks)
 from .tensor import NkiTensor
 
 _state = threading.local()
@@ -58,6 +69,9 @@ class Tracer:
         self.grid: tuple = ()
         self.shared: list = []
         self.shared_index = 0
+        self.blocks: dict = {}  # block tile -> the key of its tensor (blocks of one tensor are double-buffered)
+        self.fresh: dict = {}  # tile -> (the instruction that wrote it, the box it wrote): an unread fresh result
+        self.assignments: list = []  # (producer, copy, tile): copies of fresh results into assigned tiles
 
     def unique(self, base: str) -> str:
         counter = self._counters.setdefault(base, itertools.count())
@@ -85,6 +99,131 @@ class Tracer:
         tile = allocator.allocate(self.unique(name or "t"), tuple(map(int, shape)), dtypes.as_dtype(dtype))
         return NkiTensor(tile)
 
+    def block_tile(self, name: str, shape, dtype, memory: str, tensor_key) -> SbufTile:
+        """A new block's tile of the block tensor ``tensor_key`` (its storage is placed by ``finish``)."""
+        allocator = self.allocator if memory == "sbuf" else self.psum_allocator
+        tile = allocator.block_tile(name, tuple(map(int, shape)), dtypes.as_dtype(dtype))
+        self.blocks[tile] = tensor_key
+        return tile
+
+    def mark_fresh(self, tile: SbufTile, box) -> None:
+        """``tile`` is the fresh result of the last instruction (in ``box``, a mask's box, or None: whole)."""
+        self.fresh[tile] = (self.program.instructions[-1], box)
+
+    def take_fresh(self, tile) -> tuple | None:
+        """(producer, box) if ``tile`` is a fresh result not yet assigned anywhere; it is then no longer fresh."""
+        return self.fresh.pop(tile, None)
+
+    def note_assignment(self, producer: Instruction, tile: SbufTile) -> None:
+        """The last instruction copied ``producer``'s fresh result ``tile`` into an assigned tile."""
+        self.assignments.append((producer, self.program.instructions[-1], tile))
+
+    def finish(self) -> None:
+        """After the kernel ran: fold the copies of fresh results (``_fold_copies``), place the blocks, and measure
+        what the instructions' tiles occupy (a folded result's tile is no longer used)."""
+        if not (self.assignments or self.blocks):
+            return
+        if self.assignments:
+            self._fold_copies()
+        if self.blocks:
+            self._place_blocks()
+        for allocator in (self.allocator, self.psum_allocator):
+            allocator.high_water, allocator.reach = 0, {}
+        for inst in self.program.instructions:
+            for ap in (*_writes(inst), *inst.sources()):
+                if isinstance(ap.tensor, SbufTile):
+                    (self.allocator if ap.tensor.memory == "sbuf" else self.psum_allocator).note(ap.tensor)
+
+    def _fold_copies(self) -> None:
+        """Make each producer write straight into the tile its fresh result was assigned to, and drop the copy,
+        where that changes no bits: the copy moves exactly what the producer wrote, in one dtype, nothing else
+        reads the result, nothing between them touches either tile, and the producer does not read the
+        destination's tile. (``v[i] = nl.load(...)`` is then one DMA into v[i], as on the device.)"""
+        insts = self.program.instructions
+        position = {id(inst): n for n, inst in enumerate(insts)}
+        readers: dict = {}
+        for inst in insts:
+            for ap in inst.sources():
+                readers[ap.tensor] = readers.get(ap.tensor, 0) + 1
+        dropped = set()
+        for producer, copy, tile in self.assignments:
+            p, c = position.get(id(producer)), position.get(id(copy))
+            if p is None or c is None or copy.opcode != "tensor_copy" or readers.get(tile) != 1:
+                continue
+            src, dst, made = copy.src, copy.dst, producer.dst
+            if made.tensor is not tile or dst.dtype != tile.dtype or (src.pattern, src.offset) != (made.pattern,
+                                                                                                  made.offset):
+                continue
+            if any(ap.tensor is dst.tensor for ap in producer.sources()) or any(
+                    _touches(insts[k], (tile, dst.tensor)) for k in range(p + 1, c)):
+                continue
+            producer.dst = dst
+            try:
+                producer.validate(f"instruction {p} ({producer.opcode})")
+            except ValueError:  # the producer cannot write there (a DMA into PSUM): keep the copy
+                producer.dst = made
+                continue
+            dropped.add(id(copy))
+        if dropped:
+            self.program.instructions = [inst for inst in insts if id(inst) not in dropped]
+
+    def _place_blocks(self) -> None:
+        """Give every block storage for its lifetime, beside the other tiles (``memory.place_blocks``).
+
+        A block lives from its first write to its last use. Reading a block before any instruction wrote what
+        is read is an error: that storage may hold another block's data (NKI's allocator reuses it), so the
+        simulator cannot give the bits the device would. Blocks of one tensor are kept apart while the next
+        block of that tensor is being written (two buffers, as NKI's allocator gives them), where that fits;
+        otherwise only their own lifetimes count.
+        """
+        lifetimes, tensors = {}, collections.defaultdict(list)
+        fixed = {"sbuf": {}, "psum": {}}
+        bases = {"sbuf": self.allocator.base, "psum": self.psum_allocator.base}
+        written: dict = {}
+        for n, inst in enumerate(self.program.instructions):
+            reads = inst.sources() + ((inst.dst,) if _reads_destination(inst) else ())
+            for ap in reads:
+                tile = ap.tensor
+                if tile in self.blocks:
+                    _check_written(written.get(tile), ap, n, inst)
+                    lifetimes[tile].last = n
+                elif isinstance(tile, SbufTile):
+                    _use(fixed[tile.memory], tile, n, bases[tile.memory])
+            for dst in _writes(inst):
+                tile = dst.tensor
+                if tile in self.blocks:
+                    written[tile] = _cover(written.get(tile), dst)
+                    if tile in lifetimes:
+                        lifetimes[tile].last = n
+                    else:
+                        lifetimes[tile] = Lifetime(_aligned_bytes(tile), n, n)
+                        tensors[self.blocks[tile]].append(tile)
+                elif isinstance(tile, SbufTile):
+                    _use(fixed[tile.memory], tile, n, bases[tile.memory])
+        for memory, allocator in (("sbuf", self.allocator), ("psum", self.psum_allocator)):
+            tiles = [t for t in lifetimes if t.memory == memory]
+            own = {t: lifetimes[t].last for t in tiles}
+            buffered = dict(own)
+            for blocks in tensors.values():  # block k stays until block k + 1 of its tensor is first written
+                for a, b in zip(blocks, blocks[1:]):
+                    if a in buffered:
+                        buffered[a] = max(own[a], lifetimes[b].first)
+            stack = list(fixed[memory].values())
+            for last in (buffered, own):
+                for t in tiles:
+                    lifetimes[t].last = last[t]
+                try:
+                    place_blocks(allocator.capacity, stack, [lifetimes[t] for t in tiles], memory.upper())
+                    break
+                except SbufCapacityError:
+                    if last is own:
+                        raise
+            for t in tiles:
+                allocator.place(t, lifetimes[t].offset)
+        for tile in self.blocks:  # a block indexed but never used by an instruction: anywhere
+            if tile.address is None:
+                tile.address = (self.allocator if tile.memory == "sbuf" else self.psum_allocator).base
+
     def mark(self) -> tuple:
         """The allocators' state, to release what is allocated after it (a loop iteration's tiles)."""
         return self.allocator.mark(), self.psum_allocator.mark()
@@ -105,6 +244,67 @@ class Tracer:
     def release(self, mark: tuple) -> None:
         self.allocator.release(mark[0])
         self.psum_allocator.release(mark[1])
+
+
+def _reads_destination(inst: Instruction) -> bool:
+    """Whether an instruction reads its destination (a DMA read-modify-write, an accumulating matmul)."""
+    return bool(getattr(inst, "reads_dst", False)) or isinstance(inst, DmaCopyAdd)
+
+
+def _writes(inst: Instruction) -> tuple:
+    """What an instruction writes: its destination(s)."""
+    destinations = getattr(inst, "destinations", None)
+    return destinations() if destinations is not None else (inst.dst,)
+
+
+def _touches(inst: Instruction, tiles: tuple) -> bool:
+    return any(ap.tensor in tiles for ap in (*_writes(inst), *inst.sources()))
+
+
+def _use(lifetimes: dict, tile: SbufTile, n: int, base: int) -> None:
+    """Record that instruction n uses a (stack-allocated) tile, at its address less its memory's ``base``."""
+    life = lifetimes.get(tile)
+    if life is None:
+        lifetimes[tile] = Lifetime(_aligned_bytes(tile), n, n, tile.address - base)
+    else:
+        life.last = n
+
+
+def _aligned_bytes(tile: SbufTile) -> int:
+    return ceil_div(tile.bytes_per_partition, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+
+
+def _cover(state, ap):
+    """What of a block has been written, after a write of ``ap``: True (all of it) or a flat bool mask."""
+    if state is True:
+        return True
+    tile = ap.tensor
+    size = tile.partitions * tile.free_size
+    if ap.offset == 0 and ap.size == size and ap.indirect_dim is None and all(
+            step == math.prod(ap.shape[k + 1:]) for k, (step, _) in enumerate(ap.pattern)):
+        return True
+    mask = np.zeros(size, bool) if state is None else state
+    if ap.indirect_dim is not None:
+        return mask
+    _elements(mask, ap)[...] = True
+    return True if mask.all() else mask
+
+
+def _elements(mask: np.ndarray, ap) -> np.ndarray:
+    return np.ndarray(ap.shape, bool, buffer=mask, offset=ap.offset, strides=[step for step, _ in ap.pattern])
+
+
+def _check_written(state, ap, n: int, inst: Instruction) -> None:
+    """A read of a block must find what it reads written since the block's storage was given (its first write)."""
+    if state is True or (state is not None and _elements(state, ap).all()):
+        return
+    where = "" if inst.source is None else f", {os.path.basename(inst.source[0])}:{inst.source[1]}"
+    what = "before any instruction wrote it" if state is None else "where no instruction wrote it yet"
+    raise InvalidValueError(
+        f"instruction {n} ({inst.opcode}{where}) reads {ap.describe()}, a block of a tile with block dimensions, "
+        f"{what}: NKI's allocator gives a block storage from its first write to its last use (the block dimension is "
+        f"logical, NKI Block Dimension Migration Guide), so what it holds before is another block's; write the "
+        f"block first (nl.load, nl.zeros, a memset) or mask the read to what was written")
 
 
 def tracing() -> bool:
@@ -162,6 +362,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
             elif _storages(got) != _storages(result):
                 raise InvalidValueError(f"SPMD instance {pid} of {fn.__name__} returned other tensors than instance "
                                         f"{(0,) * len(grid)}; every instance must return the shared_hbm outputs")
+        tracer.finish()
     finally:
         _state.tracer = None
     program = tracer.program

@@ -1,0 +1,37 @@
+"""nl of the classic dialect (``neuronxcc.nki.language``, NKI Beta 1).
+
+The classic namespace's nl is, name for name, what ``resize_kernels.nki.language``
+already simulates (dtypes, buffers, ``nl.ndarray`` with block dimensions before
+``nl.par_dim``, ``nl.arange``/``nl.mgrid`` and masks, ``nl.load``/``nl.store``,
+elementwise ALU functions and activation functions returning new tiles,
+reductions, ``nl.matmul``, ``nl.broadcast_to``, ``nl.loop_reduce``): this module
+shares those functions rather than copying them, and states only where the
+classic pages differ:
+
+* ``nl.store`` of a PSUM tile copies it to SBUF first ("If the tile is in PSUM,
+  an extra copy will be performed to move the tile to SBUF first", classic
+  nki.language.store); NKI 0.3.0's nl.store takes an SBUF tile.
+"""
+
+from __future__ import annotations
+
+from .. import language as _shared
+from ..language import *  # noqa: F401,F403 - the shared nl API, re-exported under the classic name
+from ..language import __all__ as _SHARED
+from ..tensor import as_ap
+from ...errors import not_simulated
+
+__all__ = list(_SHARED)
+
+
+def store(dst, value, mask=None) -> None:
+    """nl.store (classic): DMA a tile into ``dst`` (an HBM tensor, indexed); a PSUM tile is copied to SBUF first."""
+    src = as_ap(value)
+    if src.is_sbuf and src.tensor.memory == _shared.psum:
+        value = _shared.copy(value)
+    _shared.store(dst, value, mask=mask)
+
+
+def __getattr__(name: str):
+    """An NKI name this module does not simulate: a clear error, never a silent stand-in."""
+    raise not_simulated("nl", name)
