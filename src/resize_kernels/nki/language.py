@@ -486,6 +486,8 @@ def _access(what: str, access, mask: Mask | None):
     if isinstance(access, _tensor.NkiTensor) and access.buffer != "sbuf":  # the whole HBM tensor
         access = access.whole
     if isinstance(access, AccessPattern) and not access.is_sbuf:  # a plain view, hbm_tensor[0:64, 3:7]
+        if len(access.shape) == 1:  # hbm[0:128, k]: a (par_dim(128),) tile, one column, as the Mamba tutorial's A_i
+            access = AccessPattern(access.tensor, (*access.pattern, (1, 1)), access.offset, row_size=access.row_size)
         box = mask.box(access.shape) if mask is not None else [(0, n) for n in access.shape]
         return cut(access, box), access.shape, box
     raise InvalidTypeError(f"nl.{what} takes an HBM tensor indexed with slices, nl.arange expressions or an index "

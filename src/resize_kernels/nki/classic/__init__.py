@@ -37,13 +37,16 @@ PROFILE_OPTIONS = ("working_directory", "save_neff_name", "save_trace_name", "ad
                    "profile_nth")
 
 
-def jit(func=None, mode: str = "auto"):
-    """``@nki.jit`` or ``@nki.jit(mode=...)`` (classic): a kernel; every mode traces and simulates it here."""
+def jit(func=None, mode: str = "auto", platform_target: str | None = None):
+    """``@nki.jit``, ``@nki.jit(mode=...)`` or ``@nki.jit(platform_target="trn2")`` (classic): a kernel; every mode
+    traces and simulates it here, and platform_target (as the SDK's own tests pass it) selects
+    the SBUF it is traced with and the cost model ``benchmark`` reports."""
     if mode not in JIT_MODES:
         raise InvalidValueError(f"nki.jit requires mode to be one of {', '.join(JIT_MODES)}, got {mode!r}")
+    mark = _jit(platform_target=platform_target)
     if func is None:
-        return lambda f: _jit(getattr(f, "func", f))
-    return _jit(getattr(func, "func", func))
+        return mark
+    return mark(func)
 
 
 def profile(func=None, **options):
