@@ -73,3 +73,80 @@ def test_classic_jit_takes_platform_target_and_benchmark_costs_on_it():
     assert nki.benchmark(nki.jit(double)).platform_target is None
     with pytest.raises(InvalidValueError, match="platform_target"):
         nki.jit(platform_target="trn9")(double)
+
+
+# -- masks on nisa.bn_stats / bn_aggr ------------------------------------------------------------------------------
+
+def test_bn_stats_mask_restricts_the_input_grid():
+    """A mask on bn_stats selects the elements of its input's grid it reads (NKI API Masking): chunks of 512 of a
+    700-wide row, the second chunk's index running past the tile and masked to its 188 columns, aggregate to the
+    mean and variance of the whole row."""
+    width, fmax = 700, nl.tile_size.bn_stats_fmax
+    chunks = -(-width // fmax)
+
+    @nki.jit
+    def row_moments(x):
+        out = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(fmax)[None, :]
+        i_s = nl.arange(6)[None, :]
+        t = nl.load(x)
+        stats = nl.ndarray((128, 6 * chunks), dtype=nl.float32)
+        for j in nl.affine_range(chunks):
+            stats[i_p, j * 6 + i_s] = nisa.bn_stats(t[i_p, j * fmax + i_f], mask=(j * fmax + i_f < width),
+                                                    dtype=nl.float32)
+        nl.store(out, value=nisa.bn_aggr(stats))
+        return out
+
+    x = np.random.default_rng(1).standard_normal((128, width)).astype(np.float32)
+    got = nki.simulate_kernel(row_moments, x)
+    np.testing.assert_allclose(got[:, 0], x.mean(axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[:, 1], x.var(axis=1), rtol=1e-4)
+
+
+def test_bn_stats_mask_on_partitions_writes_only_those_rows():
+    @nki.jit
+    def first_rows(x):
+        out = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(64)[None, :]
+        res = nl.zeros((128, 6), dtype=nl.float32)
+        res[...] = nisa.bn_stats(nl.load(x)[i_p, i_f], mask=(i_p < 40))
+        nl.store(out, value=res)
+        return out
+
+    x = np.random.default_rng(2).standard_normal((128, 64)).astype(np.float32)
+    got = nki.simulate_kernel(first_rows, x)
+    assert not got[40:].any() and got[:40].any()
+    np.testing.assert_array_equal(got[:40, 0], 32.0)  # count of the even elements
+
+
+def test_bn_aggr_mask_keeps_partitions():
+    @nki.jit
+    def aggr(x):
+        out = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(6)[None, :]
+        res = nl.zeros((128, 2), dtype=nl.float32)
+        stats = nisa.bn_stats(nl.load(x))
+        res[...] = nisa.bn_aggr(stats[i_p, i_f], mask=(i_p < 100))
+        nl.store(out, value=res)
+        return out
+
+    x = np.random.default_rng(3).standard_normal((128, 32)).astype(np.float32)
+    got = nki.simulate_kernel(aggr, x)
+    assert not got[100:].any()
+    np.testing.assert_allclose(got[:100, 0], x[:100].mean(axis=1), rtol=1e-5, atol=1e-6)
+
+
+def test_tensor_partition_reduce_mask_reads_its_box():
+    @nki.jit
+    def colmax(x):
+        out = nl.ndarray((1, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(32)[:, None], nl.arange(16)[None, :]
+        res = nl.zeros((1, 16), dtype=x.dtype)
+        res[...] = nisa.tensor_partition_reduce(nl.maximum, nl.load(x)[i_p, i_f], mask=(i_p < 20) & (i_f < 10))
+        nl.store(out, value=res)
+        return out
+
+    x = np.random.default_rng(4).standard_normal((32, 16)).astype(np.float32)
+    want = np.zeros((1, 16), np.float32)
+    want[0, :10] = x[:20, :10].max(axis=0)
+    np.testing.assert_array_equal(nki.simulate_kernel(colmax, x), want)

@@ -368,34 +368,42 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=unknown_engine):
     return out if dtype is None or dtypes.as_dtype(dtype) == out.dtype else nl.copy(out, dtype)
 
 
+def _per_partition(name: str, data, width: int, mask, dtype):
+    """A (P, width) result of an instruction that reduces each partition of ``data``: a mask selects the box of
+    data's grid it reads (the instruction's iteration space, NKI API Masking); the result keeps the box's
+    partitions."""
+    src = as_ap(data)
+    out = _result((src.shape[0], width), dtype or src.dtype, name)
+    box = nl.masked_box(mask, src.shape)
+    if box == ():
+        return out
+    rows = None if box is None else [box[0]]
+    _call(name, nl.cut_box(out, rows), _tile(src, box))
+    return _done(out, rows)
+
+
 def bn_stats(data, *, mask=None, dtype=None):
     """Per partition, (count, mean, variance * count) of the even and of the odd elements: a (P, 6) tile (classic
-    nki.isa.bn_stats); dtype defaults to data's."""
-    out = _result((_grid(data)[0], 6), dtype or as_ap(data).dtype, "bn_stats")
-    if mask is not None:
-        raise NotSimulatedError("nisa.bn_stats's mask= is not simulated by resize_kernels.nki; pass a view instead")
-    _call("bn_stats", out, data)
-    return _done(out, None)
+    nki.isa.bn_stats); dtype defaults to data's; a mask selects the elements read."""
+    return _per_partition("bn_stats", data, 6, mask, dtype)
 
 
 def bn_aggr(data, *, mask=None, dtype=None):
     """The mean and variance per partition of one or more bn_stats results: a (P, 2) tile (classic
-    nki.isa.bn_aggr)."""
-    out = _result((_grid(data)[0], 2), dtype or as_ap(data).dtype, "bn_aggr")
-    if mask is not None:
-        raise NotSimulatedError("nisa.bn_aggr's mask= is not simulated by resize_kernels.nki; pass a view instead")
-    _call("bn_aggr", out, data)
-    return _done(out, None)
+    nki.isa.bn_aggr); a mask selects the elements read."""
+    return _per_partition("bn_aggr", data, 2, mask, dtype)
 
 
 def tensor_partition_reduce(op, data, *, mask=None, dtype=None):
     """op across the partitions of data: a (1, F...) tile (classic nki.isa.tensor_partition_reduce)."""
     src = as_ap(data)
     out = _result((1, *src.shape[1:]), dtype or src.dtype, "tensor_partition_reduce")
-    if mask is not None:
-        raise NotSimulatedError("nisa.tensor_partition_reduce's mask= is not simulated by resize_kernels.nki")
-    _call("tensor_partition_reduce", out, _op(op), src)
-    return _done(out, None)
+    box = nl.masked_box(mask, src.shape)  # the box of data's grid read; the result keeps its free ranges
+    if box == ():
+        return out
+    kept = None if box is None else [(0, 1), *box[1:]]
+    _call("tensor_partition_reduce", nl.cut_box(out, kept), _op(op), _tile(src, box))
+    return _done(out, kept)
 
 
 def __getattr__(name: str):
