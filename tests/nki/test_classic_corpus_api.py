@@ -150,3 +150,38 @@ def test_tensor_partition_reduce_mask_reads_its_box():
     want = np.zeros((1, 16), np.float32)
     want[0, :10] = x[:20, :10].max(axis=0)
     np.testing.assert_array_equal(nki.simulate_kernel(colmax, x), want)
+
+
+# -- nl.fp32, nl.ds ------------------------------------------------------------------------------------------------
+
+def test_fp32_min_is_the_most_negative_float32():
+    """nl.fp32.min: "FP32 Bit pattern (0xff7fffff) representing the minimum (or maximum negative) FP32 value"."""
+    assert np.float32(nl.fp32.min).view(np.uint32) == 0xff7fffff
+    assert float(nl.fp32.min) == float(np.finfo(np.float32).min)
+
+
+def test_fp32_min_fills_a_tile():
+    @nki.jit
+    def fill(x):
+        out = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.full((4, 8), fill_value=nl.fp32.min, dtype=nl.float32))
+        return out
+
+    got = nki.simulate_kernel(fill, np.zeros(1, np.float32))
+    assert (got.view(np.uint32) == 0xff7fffff).all()
+
+
+def test_ds_is_a_slice_of_start_and_size():
+    @nki.jit
+    def pick(x):
+        out = nl.ndarray((32, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+        for j in nl.affine_range(2):
+            t = nl.load(x[nl.ds(16 * j, 16), nl.ds(4, 8)])
+            nl.store(out[nl.ds(16 * j, 16), :], value=t)
+        return out
+
+    x = np.arange(32 * 20, dtype=np.float32).reshape(32, 20)
+    np.testing.assert_array_equal(nki.simulate_kernel(pick, x), x[:, 4:12])
+    assert nl0.ds(3, 5) == slice(3, 8)
+    with pytest.raises(InvalidValueError, match="nl.ds requires"):
+        nl0.ds(0, 0)

@@ -438,6 +438,18 @@ def sequential_range(*args):
 mgrid = MGrid()
 
 
+def ds(start, size):
+    """nl.ds(start, size): "a dynamic slice for tensor indexing", elements start .. start + size - 1 of an axis; the
+    loops here are unrolled, so start is a Python integer and the slice is ``slice(start, start + size)``."""
+    for what, v in (("start", start), ("size", size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InvalidTypeError(f"nl.ds requires an integer {what}, got {v!r}; a runtime-valued start is not "
+                                   f"simulated")
+    if size < 1 or start < 0:
+        raise InvalidValueError(f"nl.ds requires start >= 0 and size >= 1, got nl.ds({start}, {size})")
+    return slice(int(start), int(start) + int(size))
+
+
 def arange(n: int) -> Arange:
     """Indices 0..n-1, placed on an axis with ``[:, None]`` (partitions) or ``[None, :]`` (free)."""
     return Arange(n)
@@ -665,7 +677,7 @@ __all__ = ["float32", "bfloat16", "float16", "int32", "int16", "int8", "uint8", 
            "sbuf", "shared_hbm", "hbm", "private_hbm", "psum", "tile_size", *ALU_OPS, "negative", "where", "finfo",
            "iinfo", "par_dim", "ndarray", "program_id", "num_programs", "program_ndim", "static_cast", "zeros",
            "ones", "full", "shared_constant", "copy", "affine_range", "static_range", "sequential_range", "mgrid",
-           "arange", *ACTIVATION_FUNCTIONS, "load", "store", "sum", "max", "min", "mean", "broadcast_to", "matmul",
+           "arange", "ds", *ACTIVATION_FUNCTIONS, "load", "store", "sum", "max", "min", "mean", "broadcast_to", "matmul",
            "loop_reduce"]
 
 

@@ -8,6 +8,7 @@ reductions, ``nl.matmul``, ``nl.broadcast_to``, ``nl.loop_reduce``): this module
 shares those functions rather than copying them, and states only where the
 classic pages differ:
 
+* ``nl.fp32`` holds FP32 constants (``nl.fp32.min``), a name of the classic pages only.
 * ``nl.store`` of a PSUM tile copies it to SBUF first ("If the tile is in PSUM,
   an extra copy will be performed to move the tile to SBUF first", classic
   nki.language.store); NKI 0.3.0's nl.store takes an SBUF tile.
@@ -15,13 +16,28 @@ classic pages differ:
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import language as _shared
 from ..language import *  # noqa: F401,F403 - the shared nl API, re-exported under the classic name
 from ..language import __all__ as _SHARED
 from ..tensor import as_ap
 from ...errors import not_simulated
 
-__all__ = list(_SHARED)
+__all__ = [*_SHARED, "fp32"]
+
+
+class _FP32Constants:
+    """nl.fp32 (classic "Constants"): ``nl.fp32.min``, "FP32 Bit pattern (0xff7fffff) representing the minimum (or
+    maximum negative) FP32 value", as a Python float (so it serves as a fill value or an operand)."""
+
+    min = float(np.finfo(np.float32).min)
+
+    def __repr__(self) -> str:
+        return "nl.fp32"
+
+
+fp32 = _FP32Constants()
 
 
 def store(dst, value, mask=None) -> None:
