@@ -185,3 +185,38 @@ def test_ds_is_a_slice_of_start_and_size():
     assert nl0.ds(3, 5) == slice(3, 8)
     with pytest.raises(InvalidValueError, match="nl.ds requires"):
         nl0.ds(0, 0)
+
+
+# -- views of HBM tensors index again ------------------------------------------------------------------------------
+
+def test_a_view_of_an_hbm_tensor_indexes_again():
+    """``v[b, h]`` is the (S, D) tensor of batch b, head h; it takes slices, integers and nl.arange expressions."""
+    @nki.jit
+    def heads(v):
+        b, h, s, d = v.shape
+        out = nl.ndarray((b, h, s, d), dtype=v.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(s)[:, None], nl.arange(d)[None, :]
+        for ib in nl.affine_range(b):
+            for ih in nl.affine_range(h):
+                src, dst = v[ib, ih], out[ib, ih]
+                left = nl.load(src[:, nl.ds(0, 3)])
+                right = nl.load(src[i_p, 3 + i_f], mask=(3 + i_f < d))
+                nl.store(dst[:, 0:3], value=left)
+                nl.store(dst[i_p, 3 + i_f], value=nl.multiply(right, 2.0), mask=(3 + i_f < d))
+        return out
+
+    v = np.random.default_rng(5).standard_normal((2, 3, 16, 8)).astype(np.float32)
+    want = v.copy()
+    want[..., 3:] *= 2
+    np.testing.assert_array_equal(nki.simulate_kernel(heads, v), want)
+
+
+def test_a_view_index_out_of_range_is_an_error():
+    @nki.jit
+    def bad(v):
+        out = nl.ndarray((4, 4), dtype=v.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(v[1][0:4, 2:6]))
+        return out
+
+    with pytest.raises(InvalidValueError, match="out of bounds"):
+        nki.simulate_kernel(bad, np.zeros((2, 4, 5), np.float32))

@@ -252,7 +252,7 @@ class IndexedAccess:
             raise InvalidValueError(f"{t.name} of shape {t.shape} needs {len(t.shape)} indices, got {len(self.key)}")
         exprs = [k for k in self.key if isinstance(k, IndexExpr)]
         rank = max([e.rank for e in exprs], default=2)
-        offset, steps, sizes, gather, row_size = 0, [0] * rank, [None] * rank, None, 0
+        offset, steps, sizes, gather, row_size = getattr(t, "view_offset", 0), [0] * rank, [None] * rank, None, 0
         for axis, (k, stride) in enumerate(zip(self.key, t.storage_strides())):
             if _is_int(k):
                 offset += int(k) * stride

@@ -132,6 +132,71 @@ class TileView(TileOps, AccessPattern):
         raise InvalidTypeError("assign into the tile itself, tile[...] = value, not into a view of it")
 
 
+class HbmView(AccessPattern):
+    """An HBM tensor indexed with integers and slices (``v[b, h]``, ``q[0, 0:128, :]``): an access pattern that
+    can be indexed again, as an NKI tensor view can (``v[b, h][0:128, nl.ds(j, 128)]``); each of its axes is a
+    [step, num] pair of its pattern."""
+
+    @property
+    def storage(self):
+        return self.tensor
+
+    @property
+    def name(self) -> str:
+        return self.tensor.name
+
+    @property
+    def view_offset(self) -> int:
+        return self.offset
+
+    def storage_strides(self) -> list[int]:
+        return [step for step, _ in self.pattern]
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, (IndexExpr, NkiTensor)) for k in key):
+            return IndexedAccess(self, _full_key(key, self.shape, self.name))
+        key = _full_key(key, self.shape, self.name)
+        offset, pattern = self.offset, []
+        for axis, (k, (step, n)) in enumerate(zip(key, self.pattern)):
+            if isinstance(k, slice):
+                start, stop, stride = _bounds(k, n, axis, self.name)
+                offset += start * step
+                pattern.append((step * stride, len(range(start, stop, stride))))
+            elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                if not -n <= k < n:
+                    raise InvalidValueError(f"index {k} is out of range for axis {axis} of a view of {self.name} "
+                                            f"(size {n})")
+                offset += (int(k) % n) * step
+            else:
+                raise InvalidTypeError(f"a view of {self.name} takes integers, slices and nl.arange expressions as "
+                                       f"indices, got {k!r}")
+        return HbmView(self.tensor, tuple(pattern) or ((1, 1),), offset, row_size=self.row_size)
+
+
+def _full_key(key: tuple, shape: tuple, name: str) -> tuple:
+    """``key`` with an Ellipsis expanded and missing trailing axes taken whole."""
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
+    if len(key) > len(shape):
+        raise InvalidValueError(f"too many indices for {name} of shape {shape}: {key}")
+    return key + (slice(None),) * (len(shape) - len(key))
+
+
+def _bounds(k: slice, n: int, axis: int, name: str) -> tuple[int, int, int]:
+    """A slice's (start, stop, step) on an axis of size n; a bound past the axis, an empty selection or a backward
+    step is an error (numpy would clip or reverse)."""
+    for bound in (k.start, k.stop):
+        if bound is not None and not -n <= bound <= n:
+            raise InvalidValueError(f"{name}[{k.start}:{k.stop}] on axis {axis} (size {n}) is out of bounds: slice "
+                                    f"bounds must lie in -{n}..{n}; slice within the axis")
+    start, stop, step = k.indices(n)
+    if step <= 0 or stop <= start:
+        raise InvalidValueError(f"{name}[{k.start}:{k.stop}:{k.step}]: axis {axis} selects nothing or steps backwards")
+    return start, stop, step
+
+
 class NkiTensor(TileOps):
     """A kernel-visible tensor: ``storage`` (HbmTensor or SbufTile) seen with ``shape`` (an SBUF tile's partition
     axis first)."""
@@ -231,7 +296,7 @@ class NkiTensor(TileOps):
             elif pair is not None:
                 pattern.append(pair)
         if not sbuf:
-            return AccessPattern(self.storage, tuple(pattern), offset, row_size=math.prod(self.shape[1:]))
+            return HbmView(self.storage, tuple(pattern) or ((1, 1),), offset, row_size=math.prod(self.shape[1:]))
         pattern.insert(0, partition)
         if len(pattern) == 1:
             pattern.append((1, 1))
@@ -264,7 +329,7 @@ class NkiTensor(TileOps):
         """t[start:stop] (rows start .. stop - 1, every other axis whole), as the general walk gives it, without it."""
         strides = row_major_strides(self.shape)
         pattern = ((strides[0], stop - start), *zip(strides[1:], self.shape[1:]))
-        kind = TileView if self.buffer == "sbuf" else AccessPattern
+        kind = TileView if self.buffer == "sbuf" else HbmView
         return kind(self.storage, pattern, start * strides[0], row_size=math.prod(self.shape[1:]))
 
     def _rectangle(self, rows: slice, cols: slice) -> AccessPattern:
@@ -275,7 +340,7 @@ class NkiTensor(TileOps):
         width = self.shape[1]
         if p0 == 0 == f0 and p1 == self.shape[0] and f1 == width:
             return self.whole  # the very same pattern, made once: fewer objects to build, check and view
-        kind = TileView if self.buffer == "sbuf" else AccessPattern
+        kind = TileView if self.buffer == "sbuf" else HbmView
         return kind(self.storage, ((width, p1 - p0), (1, f1 - f0)), p0 * width + f0, row_size=width)
 
 
