@@ -220,3 +220,76 @@ def test_a_view_index_out_of_range_is_an_error():
 
     with pytest.raises(InvalidValueError, match="out of bounds"):
         nki.simulate_kernel(bad, np.zeros((2, 4, 5), np.float32))
+
+
+# -- nisa.affine_select ----------------------------------------------------------------------------------------------
+
+def test_affine_select_causal_mask():
+    """out = on_true where the affine predicate holds, else on_false_value (classic nki.isa.affine_select): the
+    causal mask q >= k over a (64, 96) grid offset by tile positions."""
+    @nki.jit
+    def causal(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:64, 0:96]
+        q_pos, k_pos = 64 + i_p, 32 + i_f
+        t = nl.load(x)
+        nl.store(out, value=nisa.affine_select(pred=q_pos >= k_pos, on_true_tile=t, on_false_value=nl.fp32.min))
+        return out
+
+    x = np.random.default_rng(6).standard_normal((64, 96)).astype(np.float32)
+    q, k = np.mgrid[0:64, 0:96]
+    want = np.where(64 + q >= 32 + k, x, np.finfo(np.float32).min).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate_kernel(causal, x), want)
+
+
+def test_affine_select_with_a_mask_and_dtype():
+    @nki.jit
+    def band(x):
+        out = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:32, 0:40]
+        res = nl.zeros(x.shape, dtype=nl.bfloat16)
+        res[i_p, i_f] = nisa.affine_select(i_f - 2 * i_p < 5, nl.load(x), -1.0, dtype=nl.bfloat16,
+                                           mask=(i_p < 20) & (i_f >= 8))
+        nl.store(out, value=res)
+        return out
+
+    x = np.random.default_rng(7).standard_normal((32, 40)).astype(np.float32)
+    p, f = np.mgrid[0:32, 0:40]
+    want = np.where(f - 2 * p < 5, x, -1.0)
+    want[(p >= 20) | (f < 8)] = 0
+    import ml_dtypes
+    np.testing.assert_array_equal(nki.simulate_kernel(band, x), want.astype(ml_dtypes.bfloat16))
+
+
+def test_affine_select_refuses_combined_predicates():
+    @nki.jit
+    def both(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:8, 0:8]
+        nl.store(out, value=nisa.affine_select((i_p >= i_f) & (i_f < 4), nl.load(x), 0.0))
+        return out
+
+    with pytest.raises(InvalidValueError, match="one comparison"):
+        nki.simulate_kernel(both, np.zeros((8, 8), np.float32))
+
+
+def test_dst_first_affine_select_is_one_gpsimd_instruction_costed_as_documented():
+    """NKI 0.3.0: affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value, cmp_op):
+    predicate = cmp_op(offset + p * channel_multiplier + sum(step * x), 0); "150 + N GpSimd Engine cycles"."""
+    from resize_kernels import nki as nki0
+    from resize_kernels.machine.cost import engine_cycles, target_params
+
+    @nki0.jit
+    def upper(x):
+        out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+        t = nl0.ndarray(x.shape, dtype=x.dtype)
+        nki0.isa.dma_copy(dst=t, src=x)
+        nki0.isa.affine_select(t, [[-1, 16]], 3, 1, t, 7.0, cmp_op=nl0.greater_equal)
+        nki0.isa.dma_copy(dst=out, src=t)
+        return out
+
+    x = np.random.default_rng(8).standard_normal((16, 16)).astype(np.float32)
+    p, f = np.mgrid[0:16, 0:16]
+    np.testing.assert_array_equal(upper(x), np.where(3 + p - f >= 0, x, 7.0).astype(np.float32))
+    (inst,) = [i for i in upper.trace(x).instructions if i.opcode == "affine_select"]
+    assert inst.engine == "gpsimd" and engine_cycles(inst, target_params("trn1")) == 150 + 16

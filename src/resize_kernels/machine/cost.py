@@ -21,7 +21,9 @@ E2  A vector instruction (tensor_scalar, tensor_copy, tensor_tensor, memset,
     tensor_tensor at N with an operand in PSUM, or for bf16 add/multiply/subtract
     on contiguous SBUF data; memset of bf16 zeros at N/2. (trn2's 2-4x bf16
     mode is not modelled: the docs give no rule for when it applies.)
-E3  iota costs ``150 + N`` GpSimd cycles. [nki.isa.iota]
+E3  iota costs ``150 + N`` GpSimd cycles [nki.isa.iota], and so does affine_select:
+    "GPSIMD_START + N GpSimd Engine cycles ... GPSIMD_START ... roughly 150 engine
+    cycles" [nki.isa.affine_select].
 E3b A tensor_copy on GpSimd costs ``150 + max(64, N)`` GpSimd cycles: "max(MIN_II,
     N) engine cycles" [nki.isa.tensor_copy] after GpSimd's ~150-cycle start-up per
     instruction [v2 architecture guide].
@@ -136,7 +138,7 @@ from ..errors import InvalidValueError
 from ..intmath import ceil_div
 from . import dtypes
 from .access import AccessPattern
-from .isa import (DMA_QUEUES, Activation, BnAggr, BnStats, DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcMatmul,
+from .isa import (DMA_QUEUES, Activation, AffineSelect, BnAggr, BnStats, DmaCopy, DmaCopyAdd, Instruction, Iota, Memset, NcMatmul,
                   NcNGather, NcTranspose, Program, Reciprocal, ScalarTensorTensor, TensorCopy, TensorPartitionReduce,
                   TensorReduce, TensorScalar, TensorTensor, TensorTensorScan, free_size)
 from .memory import NUM_PARTITIONS, SBUF_PARTITION_BYTES
@@ -226,7 +228,7 @@ def engine_cycles(inst: Instruction, params: CostParams) -> int:
     if extra is not None and (cycles := extra(inst, params)) is not None:
         return cycles
     n = free_elements(inst.data if isinstance(inst, TensorReduce) else inst.dst)  # a reduce streams its input
-    if isinstance(inst, Iota):
+    if isinstance(inst, (Iota, AffineSelect)):
         return params.iota_fixed_cycles + n
     if inst.engine == "gpsimd" and isinstance(inst, TensorCopy):  # E3b
         return params.gpsimd_fixed_cycles + max(params.vector_floor_cycles, n)

@@ -120,6 +120,36 @@ class Iota(Instruction):
         return f"pattern=[{pat}] offset={self.offset} channel_multiplier={self.channel_multiplier}"
 
 
+@dataclass(eq=False)
+class AffineSelect(Instruction):
+    """dst = on_true where cmp_op(offset + p * channel_multiplier + sum(step_k * x_k), 0), else on_false (a float32
+    number), on GpSimd (nisa.affine_select); the affine value is iota's, over dst's free elements in order."""
+
+    dst: AccessPattern
+    on_true: AccessPattern
+    pattern: tuple
+    offset: int
+    channel_multiplier: int
+    cmp_op: str
+    on_false: float
+    engine = "gpsimd"
+    opcode = "affine_select"
+
+    def sources(self):
+        return (self.on_true,)
+
+    def validate(self, where: str) -> None:
+        super().validate(where)
+        if math.prod(n for _, n in self.pattern) != free_size(self.dst):
+            raise InvalidValueError(f"{where}: affine_select requires a pattern of {free_size(self.dst)} elements "
+                                    f"(the destination's per partition), got {[list(p) for p in self.pattern]}")
+
+    def operands_text(self):
+        pat = ",".join(f"[{s},{n}]" for s, n in self.pattern)
+        return (f"{self.cmp_op}(pattern=[{pat}] offset={self.offset} channel_multiplier={self.channel_multiplier}, 0) "
+                f"? {self.on_true.describe()} : {_scalar(self.on_false)}")
+
+
 def _operand_text(x) -> str:
     """A scalar operand as float32, a tile operand by its access pattern."""
     return x.describe() if isinstance(x, AccessPattern) else _scalar(x)

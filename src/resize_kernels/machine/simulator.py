@@ -39,6 +39,7 @@ from .isa import (
     DmaCopy,
     DmaCopyAdd,
     Iota,
+    AffineSelect,
     Memset,
     NcMatmul,
     NcNGather,
@@ -471,6 +472,18 @@ class Executable:
         values = dtypes.cast(values.astype(np.float32), dst.dtype).reshape(dst.shape)
         return lambda: np.copyto(dst, values)
 
+    def _affine_select(self, n: int, inst: AffineSelect):
+        dst, on_true = self._sbuf_view(inst.dst), self._sbuf_view(inst.on_true)
+        p = np.arange(dst.shape[0], dtype=np.int64).reshape((-1,) + (1,) * len(inst.pattern))
+        values = inst.offset + p * inst.channel_multiplier
+        for k, (step, num) in enumerate(inst.pattern):
+            axis = [1] * (len(inst.pattern) + 1)
+            axis[k + 1] = num
+            values = values + step * np.arange(num, dtype=np.int64).reshape(axis)
+        keep = (ALU_OPS[inst.cmp_op](values, 0) != 0).reshape(dst.shape)
+        on_false, out_dtype, to_f32, cast = np.float32(inst.on_false), dst.dtype, dtypes.to_f32, dtypes.cast
+        return lambda: np.copyto(dst, cast(np.where(keep, to_f32(on_true), on_false).astype(np.float32), out_dtype))
+
     def _operand(self, x, ndim: int):
         """A function giving a scalar-or-tile operand as float32: a number, or a (P, 1) tile shaped (P, 1, ...) to
         broadcast along ``ndim - 1`` free axes."""
@@ -882,7 +895,7 @@ class Executable:
 
 
 Executable._PREPARE = {
-    Iota: Executable._iota, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
+    Iota: Executable._iota, AffineSelect: Executable._affine_select, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
     TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, NcNGather: Executable._nc_n_gather, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
     NcMatmul: Executable._nc_matmul, NcTranspose: Executable._nc_transpose, TensorTensorScan: Executable._tensor_tensor_scan,

@@ -169,8 +169,11 @@ class Mask:
     """A trace-time predicate on index expressions (``i_p < n``); masks combine with ``&``."""
 
     def __init__(self, expr: IndexExpr, op, value):
+        if isinstance(value, IndexExpr):  # q_pos >= k_pos: (q_pos - k_pos) >= 0
+            expr, value = expr - value, 0
         if not _is_int(value):
-            raise InvalidTypeError(f"a mask compares an index expression with an integer, got {value!r}")
+            raise InvalidTypeError(f"a mask compares an index expression with an integer or another index "
+                                   f"expression, got {value!r}")
         self.terms = [(expr, op, int(value))]
 
     def __and__(self, other: "Mask") -> "Mask":

@@ -84,6 +84,16 @@ def iota(dst, pattern=None, offset=0, channel_multiplier=0, name=None, dtype=Non
     return None
 
 
+def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value, cmp_op="equal", name=None):
+    """dst = on_true_tile where cmp_op(offset + p * channel_multiplier + sum(step_k * x_k), 0), else on_false_value
+    (a float32 number), on GpSimd; the affine value is iota's, over dst's free elements in order."""
+    if not is_scalar(on_false_value):
+        raise InvalidTypeError(f"nisa.affine_select requires a number as on_false_value, got {on_false_value!r}")
+    current().emit(m.AffineSelect(as_ap(dst), as_ap(on_true_tile), tuple(tuple(int(v) for v in p) for p in pattern),
+                                  int(offset), int(channel_multiplier), _alu(cmp_op, "nisa.affine_select"),
+                                  float(on_false_value)))
+
+
 #: tensor_scalar's op pairs on the scalar engine (nki.isa.tensor_scalar: "The Scalar Engine on trn2 only supports
 #: some operator combinations"; trn1's are a superset the docs do not list, so these are taken for both).
 _SCALAR_ENGINE_OPS = (("multiply", "add"), ("multiply", None), ("add", None))

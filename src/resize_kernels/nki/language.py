@@ -153,8 +153,10 @@ def iinfo(dtype):
 def masked_box(mask: Mask | None, shape: tuple):
     """The box of a grid of ``shape`` that ``mask`` keeps (None: no mask, all of it; (): nothing, so the
     instruction is dropped, as NKI's masks "skip generating the instruction", nki.api.shared "NKI API Masking")."""
-    if mask is None:
+    if mask is None or mask is True:  # a mask may be a trace-time Python bool (flash attention's diagonal tests)
         return None
+    if mask is False:
+        return ()
     if not mask.keeps_any(shape):
         return ()
     return mask.box(shape)

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from enum import IntEnum
 
 import numpy as np
 
 from .. import isa as base
 from .. import language as nl
-from ..index import IndexExpr, cut
+from ..index import IndexExpr, Mask, cut
 from ..promotion import is_scalar, promote_types
 from ..tensor import as_ap
-from ...errors import InvalidTypeError, NotSimulatedError, not_simulated
+from ...errors import InvalidTypeError, InvalidValueError, NotSimulatedError, not_simulated
 from ...machine import dtypes
 
 # The engines, as the dst-first module names them (nisa.engine.vector, nisa.vector_engine, ...).
@@ -292,6 +293,35 @@ def iota(expr, dtype, *, mask=None):
     return _done(out, box)
 
 
+#: A mask's comparison (Python's operator) -> the ALU op the engine compares the affine value with 0 by.
+_COMPARISONS = {operator.lt: "less", operator.le: "less_equal", operator.gt: "greater", operator.ge: "greater_equal",
+                operator.eq: "equal", operator.ne: "not_equal"}
+
+
+def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None):
+    """on_true_tile where the affine predicate ``pred`` (one comparison of nl.arange / nl.mgrid expressions, e.g.
+    ``q_pos >= k_pos``) holds, else on_false_value, on GpSimd (classic nki.isa.affine_select): the dst-first call's
+    pattern, offset and channel_multiplier are pred's expression less its right side, compared with 0."""
+    if not isinstance(pred, Mask) or len(pred.terms) != 1:
+        raise InvalidValueError(f"nisa.affine_select requires pred to be one comparison of affine index expressions "
+                                f"(the page: it \"can't be multiple masks combined\"), got {pred!r}; use nl.where")
+    (expr, op, value), = pred.terms
+    src = as_ap(on_true_tile)
+    out = _result(src.shape, dtype or src.dtype, "affine_select")
+    if expr.rank != len(src.shape):
+        raise InvalidValueError(f"nisa.affine_select's pred is over a grid of {expr.rank} axes, on_true_tile has "
+                                f"shape {src.shape}")
+    box = nl.masked_box(mask, out.shape)
+    if box == ():
+        return out
+    ranges = box or [(0, n) for n in out.shape]
+    offset = expr.const - value + sum(c * lo for c, (lo, _) in zip(expr.coefs, ranges))
+    pattern = [(c, hi - lo) for c, (lo, hi) in zip(expr.coefs[1:], ranges[1:])]
+    _call("affine_select", _tile(out, box), pattern, offset, expr.coefs[0], _tile(src, box), on_false_value,
+          cmp_op=_COMPARISONS[op])
+    return _done(out, box)
+
+
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False):
     """op over the free axes ``axis`` of data, per partition (classic nki.isa.tensor_reduce); the result drops them
     (keeps them as 1 with ``keepdims``); dtype defaults to data's."""
@@ -414,5 +444,5 @@ def __getattr__(name: str):
 __all__ = ["engine", "tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine",
            "reduce_cmd", "oob_mode", "dge_mode", "nc_version", "get_nc_version", "activation", "activation_reduce",
            "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_scalar_reduce", "tensor_tensor_scan",
-           "tensor_copy", "reciprocal", "memset", "iota", "tensor_reduce", "dma_copy", "nc_matmul", "nc_transpose",
+           "tensor_copy", "reciprocal", "memset", "iota", "affine_select", "tensor_reduce", "dma_copy", "nc_matmul", "nc_transpose",
            "bn_stats", "bn_aggr", "tensor_partition_reduce"]
