@@ -293,3 +293,21 @@ def test_dst_first_affine_select_is_one_gpsimd_instruction_costed_as_documented(
     np.testing.assert_array_equal(upper(x), np.where(3 + p - f >= 0, x, 7.0).astype(np.float32))
     (inst,) = [i for i in upper.trace(x).instructions if i.opcode == "affine_select"]
     assert inst.engine == "gpsimd" and engine_cycles(inst, target_params("trn1")) == 150 + 16
+
+
+def test_a_view_of_a_tile_indexes_again():
+    """``buf[:, 2:6][:, 1]`` is column 3 of buf, a (P, 1) view; ``buf[0:8, :][i_p, 2 * i_f]`` every other column."""
+    @nki.jit
+    def columns(x):
+        out = nl.ndarray((8, 3), dtype=x.dtype, buffer=nl.shared_hbm)
+        buf = nl.load(x)
+        res = nl.ndarray((8, 3), dtype=x.dtype)
+        i_p, i_f = nl.arange(8)[:, None], nl.arange(2)[None, :]
+        res[:, 0:1] = nl.copy(buf[:, 2:6][:, 1])
+        res[:, 1:3] = nl.copy(buf[0:8, :][i_p, 2 * i_f])
+        nl.store(out, value=res)
+        return out
+
+    x = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    want = np.concatenate([x[:, 3:4], x[:, 0:4:2]], axis=1)
+    np.testing.assert_array_equal(nki.simulate_kernel(columns, x), want)

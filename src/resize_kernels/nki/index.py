@@ -242,6 +242,11 @@ def cut(ap: AccessPattern, ranges: list[tuple[int, int]]) -> AccessPattern:
     return AccessPattern(ap.tensor, tuple(pattern), offset, vector, ap.indirect_dim, ap.row_size)
 
 
+def _storage(t):
+    """The storage a tensor handle (its ``storage``) or a view (an access pattern: its ``tensor``) indexes."""
+    return t.tensor if isinstance(t, AccessPattern) else t.storage
+
+
 class IndexedAccess:
     """``tensor[...]`` indexed with expressions, integers and at most one int32 index tile (a gather)."""
 
@@ -284,8 +289,8 @@ class IndexedAccess:
         offset, steps, sizes, gather, row_size = self._walk()
         box = mask.box(tuple(sizes)) if mask is not None else [(0, n) for n in sizes]
         if gather is None:
-            ap = AccessPattern(self.tensor.storage, tuple(zip(steps, sizes)), offset)
+            ap = AccessPattern(_storage(self.tensor), tuple(zip(steps, sizes)), offset)
         else:  # step 0 is replaced by the index tile's rows
-            ap = AccessPattern(self.tensor.storage, ((row_size, sizes[0]), *zip(steps[1:], sizes[1:])), offset,
+            ap = AccessPattern(_storage(self.tensor), ((row_size, sizes[0]), *zip(steps[1:], sizes[1:])), offset,
                                gather[0:sizes[0], 0:1], 0, row_size)
         return cut(ap, box), box

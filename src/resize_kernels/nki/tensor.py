@@ -120,26 +120,10 @@ class TileOps:
     __array_ufunc__ = None  # np.float16(2) + tile: numpy defers to the tile's reflected operator, keeping the dtype
 
 
-class TileView(TileOps, AccessPattern):
-    """An SBUF tile indexed with integers and slices (``tile[0:64, 3]``): an access pattern that also takes the
-    tile operators, so it reads and computes like a tile (partition axis first)."""
-
-    @property
-    def buffer(self) -> str:
-        return "sbuf"
-
-    def __setitem__(self, key, value):
-        raise InvalidTypeError("assign into the tile itself, tile[...] = value, not into a view of it")
-
-
-class HbmView(AccessPattern):
-    """An HBM tensor indexed with integers and slices (``v[b, h]``, ``q[0, 0:128, :]``): an access pattern that
-    can be indexed again, as an NKI tensor view can (``v[b, h][0:128, nl.ds(j, 128)]``); each of its axes is a
-    [step, num] pair of its pattern."""
-
-    @property
-    def storage(self):
-        return self.tensor
+class _Reindex:
+    """Indexing a view again (``v[b, h][0:128, nl.ds(j, 128)]``, ``tile[:, 0:4][:, 1]``), as NKI tensor views
+    index: each axis of the view is a [step, num] pair of its pattern; an integer drops the axis (an SBUF view
+    keeps its partition axis, as a tile does), slices and nl.arange expressions select along it."""
 
     @property
     def name(self) -> str:
@@ -153,9 +137,14 @@ class HbmView(AccessPattern):
         return [step for step, _ in self.pattern]
 
     def __getitem__(self, key):
+        sbuf = self.is_sbuf
         key = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, (IndexExpr, NkiTensor)) for k in key):
-            return IndexedAccess(self, _full_key(key, self.shape, self.name))
+            access = IndexedAccess(self, _full_key(key, self.shape, self.name))
+            if not sbuf:
+                return access
+            ap = access.to_ap()[0]
+            return TileView(ap.tensor, ap.pattern, ap.offset, row_size=ap.row_size)
         key = _full_key(key, self.shape, self.name)
         offset, pattern = self.offset, []
         for axis, (k, (step, n)) in enumerate(zip(key, self.pattern)):
@@ -168,10 +157,35 @@ class HbmView(AccessPattern):
                     raise InvalidValueError(f"index {k} is out of range for axis {axis} of a view of {self.name} "
                                             f"(size {n})")
                 offset += (int(k) % n) * step
+                if sbuf and axis == 0:
+                    pattern.append((step, 1))
             else:
                 raise InvalidTypeError(f"a view of {self.name} takes integers, slices and nl.arange expressions as "
                                        f"indices, got {k!r}")
-        return HbmView(self.tensor, tuple(pattern) or ((1, 1),), offset, row_size=self.row_size)
+        if sbuf and len(pattern) == 1:
+            pattern.append((1, 1))
+        kind = TileView if sbuf else HbmView
+        return kind(self.tensor, tuple(pattern) or ((1, 1),), offset, row_size=self.row_size)
+
+
+class TileView(TileOps, AccessPattern):
+    """An SBUF tile indexed with integers and slices (``tile[0:64, 3]``): an access pattern that also takes the
+    tile operators, so it reads and computes like a tile (partition axis first), and indexes again."""
+
+    @property
+    def buffer(self) -> str:
+        return "sbuf"
+
+    __getitem__, name, view_offset, storage_strides = (_Reindex.__getitem__, _Reindex.name, _Reindex.view_offset,
+                                                       _Reindex.storage_strides)
+
+    def __setitem__(self, key, value):
+        raise InvalidTypeError("assign into the tile itself, tile[...] = value, not into a view of it")
+
+
+class HbmView(_Reindex, AccessPattern):
+    """An HBM tensor indexed with integers and slices (``v[b, h]``, ``q[0, 0:128, :]``): an access pattern that
+    indexes again."""
 
 
 def _full_key(key: tuple, shape: tuple, name: str) -> tuple:
