@@ -311,3 +311,21 @@ def test_a_view_of_a_tile_indexes_again():
     x = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
     want = np.concatenate([x[:, 3:4], x[:, 0:4:2]], axis=1)
     np.testing.assert_array_equal(nki.simulate_kernel(columns, x), want)
+
+
+def test_assigning_into_a_view_of_a_tile_writes_the_tile():
+    @nki.jit
+    def write_view(x):
+        out = nl.ndarray((8, 6), dtype=x.dtype, buffer=nl.shared_hbm)
+        buf = nl.load(x)
+        view = buf[:, 2:6]
+        view[:, 1] = nl.multiply(buf[:, 0], 10.0)
+        view[0:4, 2:4] = 0.0
+        nl.store(out, value=buf)
+        return out
+
+    x = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    want = x.copy()
+    want[:, 3] = 10 * x[:, 0]
+    want[0:4, 4:6] = 0
+    np.testing.assert_array_equal(nki.simulate_kernel(write_view, x), want)

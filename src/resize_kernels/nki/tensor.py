@@ -180,7 +180,8 @@ class TileView(TileOps, AccessPattern):
                                                        _Reindex.storage_strides)
 
     def __setitem__(self, key, value):
-        raise InvalidTypeError("assign into the tile itself, tile[...] = value, not into a view of it")
+        """``view[key] = value``: as into the tile (nl's assign), in the part of it the view selects."""
+        ELEMENTWISE["assign"](self[key], value)
 
 
 class HbmView(_Reindex, AccessPattern):
