@@ -329,3 +329,24 @@ def test_assigning_into_a_view_of_a_tile_writes_the_tile():
     want[:, 3] = 10 * x[:, 0]
     want[0:4, 4:6] = 0
     np.testing.assert_array_equal(nki.simulate_kernel(write_view, x), want)
+
+
+def test_classic_store_casts_to_the_destination_dtype():
+    """Classic DMAs cast ("A cast will happen if the src and dst have different dtype"): a bfloat16 tile stored
+    into a float32 tensor, with a mask, and a float32 PSUM tile into a bfloat16 tensor."""
+    import ml_dtypes
+
+    @nki.jit
+    def widen(x):
+        out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        narrow = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(16)[:, None], nl.arange(16)[None, :]
+        t = nl.load(x)
+        nl.store(out[i_p, i_f], value=nl.copy(t, dtype=nl.bfloat16), mask=(i_p < 16))
+        nl.store(narrow, value=nisa.nc_matmul(t, t))
+        return out, narrow
+
+    x = np.random.default_rng(9).integers(-4, 5, (16, 16)).astype(np.float32) / 4
+    got, got_narrow = nki.simulate_kernel(widen, x)
+    np.testing.assert_array_equal(got, x.astype(ml_dtypes.bfloat16).astype(np.float32))
+    np.testing.assert_array_equal(got_narrow, (x.T @ x).astype(ml_dtypes.bfloat16))

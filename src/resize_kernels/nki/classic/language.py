@@ -11,7 +11,8 @@ classic pages differ:
 * ``nl.fp32`` holds FP32 constants (``nl.fp32.min``), a name of the classic pages only.
 * ``nl.store`` of a PSUM tile copies it to SBUF first ("If the tile is in PSUM,
   an extra copy will be performed to move the tile to SBUF first", classic
-  nki.language.store); NKI 0.3.0's nl.store takes an SBUF tile.
+  nki.language.store); NKI 0.3.0's nl.store takes an SBUF tile. A tile of
+  another dtype is cast (classic DMAs cast), by that copy.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from .. import language as _shared
 from ..language import *  # noqa: F401,F403 - the shared nl API, re-exported under the classic name
 from ..language import __all__ as _SHARED
+from ..index import IndexedAccess
 from ..tensor import as_ap
 from ...errors import not_simulated
 
@@ -40,11 +42,21 @@ class _FP32Constants:
 fp32 = _FP32Constants()
 
 
+def _dtype(dst):
+    """The dtype of an nl.store destination: an HBM tensor, a view of one, or one indexed with expressions."""
+    if isinstance(dst, IndexedAccess):
+        dst = dst.tensor
+    return as_ap(dst).dtype
+
+
 def store(dst, value, mask=None) -> None:
-    """nl.store (classic): DMA a tile into ``dst`` (an HBM tensor, indexed); a PSUM tile is copied to SBUF first."""
+    """nl.store (classic): DMA a tile into ``dst`` (an HBM tensor, indexed); a PSUM tile is copied to SBUF first.
+    A tile of another dtype than dst is cast ("A cast will happen if the src and dst have different dtype", classic
+    nki.isa.dma_copy): the machine's DMA moves bits, so the cast is a tensor_copy before it."""
     src = as_ap(value)
-    if src.is_sbuf and src.tensor.memory == _shared.psum:
-        value = _shared.copy(value)
+    cast = src.dtype != _dtype(dst)
+    if cast or (src.is_sbuf and src.tensor.memory == _shared.psum):
+        value = _shared.copy(value, _dtype(dst), mask=mask) if cast else _shared.copy(value)
     _shared.store(dst, value, mask=mask)
 
 
