@@ -350,3 +350,39 @@ def test_classic_store_casts_to_the_destination_dtype():
     got, got_narrow = nki.simulate_kernel(widen, x)
     np.testing.assert_array_equal(got, x.astype(ml_dtypes.bfloat16).astype(np.float32))
     np.testing.assert_array_equal(got_narrow, (x.T @ x).astype(ml_dtypes.bfloat16))
+
+
+# -- block tiles indexed with fewer integers than block dimensions -------------------------------------------------
+
+def test_a_partial_block_index_is_the_block_tensor_of_the_remaining_blocks():
+    """``t[h]`` of a (2, 3, par_dim(8), 1) tile is the (3, par_dim(8), 1) tile of head h's blocks; a helper
+    writing ``sub[i, :, 0]`` writes block (h, i) of t."""
+    def fill_rows(sub, x, h):
+        for i in nl.affine_range(3):
+            sub[i, :, 0] = nl.sum(nl.load(x[h, i]), axis=1)
+
+    @nki.jit
+    def row_sums(x):
+        out = nl.ndarray((2, 3, 8, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((2, 3, nl.par_dim(8), 1), dtype=x.dtype)
+        for h in nl.affine_range(2):
+            fill_rows(t[h], x, h)
+        for h in nl.affine_range(2):
+            for i in nl.affine_range(3):
+                nl.store(out[h, i], value=t[h, i])
+        return out
+
+    x = np.random.default_rng(10).integers(-8, 8, (2, 3, 8, 5)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate_kernel(row_sums, x), x.sum(axis=3, keepdims=True))
+
+
+def test_a_partial_block_index_out_of_range_is_an_error():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray((8, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.zeros((2, 3, nl.par_dim(8), 1), dtype=x.dtype)
+        nl.store(out, value=t[2][0])
+        return out
+
+    with pytest.raises(InvalidValueError, match="out of range for block dimension 0"):
+        nki.simulate_kernel(bad, np.zeros((8, 1), np.float32))

@@ -374,6 +374,15 @@ class BlockTensor(TileOps):
         self.name, self.shape, self.par_axis = name, tuple(shape), par_axis
         self.block_shape, self.tile_shape = self.shape[:par_axis], self.shape[par_axis:]
         self._dtype, self._make, self._blocks = np.dtype(dtype), make_block, {}
+        self._parent, self._prefix = None, ()
+
+    def _sub(self, prefix: tuple) -> "BlockTensor":
+        """``t[i]`` with fewer integers than block dimensions: the blocks under ``prefix``, a block tensor of the
+        remaining block dimensions (``t[i][j, k]`` is ``t[i, j, k]``, the very same block)."""
+        sub = BlockTensor(f"{self.name}[{', '.join(map(str, prefix))}]", self.shape[len(prefix):],
+                          self.par_axis - len(prefix), self._dtype, None)
+        sub._parent, sub._prefix = self, prefix
+        return sub
 
     @property
     def dtype(self) -> np.dtype:
@@ -388,6 +397,8 @@ class BlockTensor(TileOps):
 
     def block(self, index: tuple) -> NkiTensor:
         """Block ``index``'s tile (made on first use)."""
+        if self._parent is not None:
+            return self._parent.block(self._prefix + index)
         tile = self._blocks.get(index)
         if tile is None:
             tile = self._blocks[index] = NkiTensor(self._make(index))
@@ -395,6 +406,9 @@ class BlockTensor(TileOps):
 
     def blocks(self) -> list:
         """The blocks made so far, as (index, tile)."""
+        if self._parent is not None:
+            n = len(self._prefix)
+            return [(i[n:], t) for i, t in self._parent.blocks() if i[:n] == self._prefix]
         return list(self._blocks.items())
 
     def _split(self, key) -> tuple[tuple, tuple]:
@@ -429,6 +443,16 @@ class BlockTensor(TileOps):
         return tuple(index), key[nb:]
 
     def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if 0 < len(key) < self.par_axis and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+                                                for k in key):
+            prefix = []
+            for axis, (k, n) in enumerate(zip(key, self.block_shape)):
+                if not -n <= k < n:
+                    raise InvalidValueError(f"block index {k} is out of range for block dimension {axis} of "
+                                            f"{self.name} (size {n})")
+                prefix.append(int(k) % n)
+            return self._sub(tuple(prefix))
         index, rest = self._split(key)
         tile = self.block(index)
         return tile[rest] if rest else tile
