@@ -386,3 +386,49 @@ def test_a_partial_block_index_out_of_range_is_an_error():
 
     with pytest.raises(InvalidValueError, match="out of range for block dimension 0"):
         nki.simulate_kernel(bad, np.zeros((8, 1), np.float32))
+
+
+# -- nl.load_transpose2d ---------------------------------------------------------------------------------------------
+
+def test_load_transpose2d_loads_the_transpose():
+    """"Load a tensor from device memory (HBM) and 2D-transpose the data before storing into on-chip memory"."""
+    import ml_dtypes
+
+    @nki.jit
+    def transposed(x):
+        out = nl.ndarray((2, 8, 16), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        for h in nl.affine_range(2):
+            t = nl.load_transpose2d(x[h][:, nl.ds(4, 8)], dtype=nl.bfloat16)
+            nl.store(out[h], value=t)
+        return out
+
+    x = np.random.default_rng(11).standard_normal((2, 16, 20)).astype(np.float32)
+    want = np.ascontiguousarray(x[:, :, 4:12].transpose(0, 2, 1)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(nki.simulate_kernel(transposed, x), want)
+
+
+def test_load_transpose2d_with_a_mask_and_expressions():
+    @nki.jit
+    def part(x):
+        out = nl.ndarray((8, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(16)[:, None], nl.arange(8)[None, :]
+        t = nl.zeros((8, 16), dtype=x.dtype)
+        t[...] = nl.load_transpose2d(x[i_p, i_f], mask=(i_p < 10))
+        nl.store(out, value=t)
+        return out
+
+    x = np.random.default_rng(12).standard_normal((16, 8)).astype(np.float32)
+    want = x.T.copy()
+    want[:, 10:] = 0
+    np.testing.assert_array_equal(nki.simulate_kernel(part, x), want)
+
+
+def test_load_transpose2d_requires_a_2d_source():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray((4, 4), dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load_transpose2d(x))
+        return out
+
+    with pytest.raises(InvalidValueError, match="load_transpose2d requires"):
+        nki.simulate_kernel(bad, np.zeros((2, 4, 4), np.float32))

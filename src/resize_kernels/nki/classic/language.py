@@ -24,9 +24,10 @@ from ..language import *  # noqa: F401,F403 - the shared nl API, re-exported und
 from ..language import __all__ as _SHARED
 from ..index import IndexedAccess
 from ..tensor import as_ap
-from ...errors import not_simulated
+from ...errors import InvalidValueError, not_simulated
+from ...machine.access import AccessPattern
 
-__all__ = [*_SHARED, "fp32"]
+__all__ = [*_SHARED, "fp32", "load_transpose2d"]
 
 
 class _FP32Constants:
@@ -58,6 +59,30 @@ def store(dst, value, mask=None) -> None:
     if cast or (src.is_sbuf and src.tensor.memory == _shared.psum):
         value = _shared.copy(value, _dtype(dst), mask=mask) if cast else _shared.copy(value)
     _shared.store(dst, value, mask=mask)
+
+
+def load_transpose2d(src, *, mask=None, dtype=None):
+    """nl.load_transpose2d (classic): "Load a tensor from device memory (HBM) and 2D-transpose the data" into a new
+    SBUF tile: a DMA reading the 2-D source with its two [step, num] pairs swapped (each element its own contiguous
+    run, so its own descriptor in the cost model, as an element-wise strided DMA is); a mask selects the box of the
+    source's grid; ``dtype`` casts (a copy after the DMA)."""
+    ap, grid, box = _shared._access("load_transpose2d", src, mask)
+    if len(grid) != 2 or len(ap.pattern) != 2:
+        raise InvalidValueError(f"nl.load_transpose2d requires a 2-D source, got shape {tuple(grid)}; index the "
+                                f"tensor down to two axes first")
+    if grid[1] > _shared.tile_size.pmax:
+        raise InvalidValueError(f"nl.load_transpose2d's result has the source's second axis ({grid[1]}) as "
+                                f"partitions, at most nl.tile_size.pmax = {_shared.tile_size.pmax}; load fewer columns")
+    tile = _shared.ndarray((grid[1], grid[0]), ap.dtype, name="transposed")
+    if box is not None and any(hi <= lo for lo, hi in box):
+        return tile
+    flipped = AccessPattern(ap.tensor, (ap.pattern[1], ap.pattern[0]), ap.offset, row_size=ap.row_size)
+    kept = None if box is None else [box[1], box[0]]
+    _shared.nisa.dma_copy(dst=_shared.cut_box(tile, kept), src=flipped)
+    _shared.fresh(tile, kept)
+    if dtype is None or np.dtype(dtype) == tile.dtype:
+        return tile
+    return _shared.copy(tile, dtype)
 
 
 def __getattr__(name: str):
