@@ -432,3 +432,38 @@ def test_load_transpose2d_requires_a_2d_source():
 
     with pytest.raises(InvalidValueError, match="load_transpose2d requires"):
         nki.simulate_kernel(bad, np.zeros((2, 4, 4), np.float32))
+
+
+# -- tensors given by keyword; a PSUM operand of nc_matmul ---------------------------------------------------------
+
+def test_a_tensor_given_by_keyword_is_an_input():
+    """``kernel(x, bias=b)``: b is an HBM input as when passed by position (defaults fill the parameters between)."""
+    @nki.jit
+    def shifted(x, scale=2.0, bias=None):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.multiply(nl.load(x), scale)
+        if bias is not None:
+            t = nl.add(t, nl.load(bias))
+        nl.store(out, value=t)
+        return out
+
+    x, b = np.ones((4, 8), np.float32), np.arange(32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_array_equal(nki.simulate_kernel(shifted, x, bias=b), 2 * x + b)
+    np.testing.assert_array_equal(shifted(x, bias=b, scale=3.0), 3 * x + b)
+    bench = nki.benchmark(shifted)
+    bench(x, bias=b)
+    assert bench.benchmark_result.nc_latency.get_latency_percentile(50) > 0
+
+
+def test_nc_matmul_of_a_psum_transpose_copies_it_to_sbuf():
+    @nki.jit
+    def t_then_mm(a, b):
+        out = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        at = nisa.nc_transpose(nl.load(a))  # (64, 64) on the tensor engine: PSUM
+        nl.store(out, value=nisa.nc_matmul(at, nl.load(b)))
+        return out
+
+    rng = np.random.default_rng(13)
+    a = rng.integers(-3, 4, (64, 64)).astype(np.float32)
+    b = rng.integers(-3, 4, (64, 32)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate_kernel(t_then_mm, a, b), a @ b)

@@ -13,6 +13,7 @@ they always compute the outputs.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -105,8 +106,37 @@ def check_grid(grid) -> tuple:
     return tuple(int(d) for d in dims)
 
 
+def _is_tensor(a) -> bool:
+    return hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, (np.generic, type, np.dtype))
+
+
+def bind_tensors(kernel, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """(args, kwargs) with every tensor given by keyword (``kernel(q, k, v, sinks=s)``) moved to its parameter's
+    position, defaults filling the parameters between: the trace makes HBM inputs of positional tensors, in
+    order, and the run takes the arrays in that order."""
+    if not any(_is_tensor(v) for v in kwargs.values()):
+        return args, kwargs
+    signature = inspect.signature(getattr(kernel, "func", kernel))
+    names = [n for n, p in signature.parameters.items()
+             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    last = max((names.index(k) for k, v in kwargs.items() if _is_tensor(v) and k in names), default=-1)
+    if last < len(args):
+        return args, kwargs
+    rest = dict(kwargs)
+    positional = list(args)
+    for name in names[len(args):last + 1]:
+        if name in rest:
+            positional.append(rest.pop(name))
+        elif signature.parameters[name].default is not inspect.Parameter.empty:
+            positional.append(signature.parameters[name].default)
+        else:
+            raise InvalidTypeError(f"{getattr(kernel, '__name__', 'the kernel')} is missing argument {name!r}")
+    return tuple(positional), rest
+
+
 def simulate(kernel, args, kwargs, grid: tuple = ()):
     """Trace ``kernel`` on ``args`` (numpy arrays and Python values) and run it: (Program, its output arrays)."""
+    args, kwargs = bind_tensors(kernel, args, kwargs)
     arrays = [a for a in args if hasattr(a, "shape") and hasattr(a, "dtype")]
     for a in arrays:
         if not isinstance(a, np.ndarray):
@@ -209,6 +239,7 @@ class BenchmarkKernel(Kernel):
         self.benchmark_result: BenchmarkResult | None = None
 
     def launch(self, launched, args: tuple, kwargs: dict, grid: tuple):
+        args, kwargs = bind_tensors(self, args, kwargs)
         args = tuple(_tensor_spec(a) for a in args)
         if self.numerics:
             program, outs = simulate(self, args, kwargs, grid)

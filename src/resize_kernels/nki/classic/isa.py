@@ -355,8 +355,12 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
               tile_position=(), tile_size=(), mask=None):
     """stationary.T @ moving on the tensor engine into a new float32 PSUM tile of shape (stationary's free size,
     moving's free size) (classic nki.isa.nc_matmul). ``is_transpose`` is the page's hint that moving is an identity
-    matrix (the product is then stationary's transpose): the product is computed as it is, so it is not passed on."""
-    a, b = as_ap(stationary), as_ap(moving)
+    matrix (the product is then stationary's transpose): the product is computed as it is, so it is not passed on.
+    The operands are read from SBUF (the page's "on SBUF"); one in PSUM (a tensor-engine nc_transpose's result, as
+    the nki-samples attention backward passes it) is copied to SBUF first, the extra copy classic nl.store
+    documents for a PSUM tile (ASSUMED the compiler's move here; the page states none)."""
+    a, b = (as_ap(nl.copy(x) if as_ap(x).is_sbuf and as_ap(x).tensor.memory == nl.psum else x)
+            for x in (stationary, moving))
     out = _result((int(np.prod(a.shape[1:])), *b.shape[1:]), nl.float32, "nc_matmul", buffer=nl.psum)
     box = nl.masked_box(mask, out.shape)
     if box == ():
