@@ -467,3 +467,26 @@ def test_nc_matmul_of_a_psum_transpose_copies_it_to_sbuf():
     a = rng.integers(-3, 4, (64, 64)).astype(np.float32)
     b = rng.integers(-3, 4, (64, 32)).astype(np.float32)
     np.testing.assert_array_equal(nki.simulate_kernel(t_then_mm, a, b), a @ b)
+
+
+def test_nl_functions_broadcast_a_one_partition_tile():
+    """nl.add(x, y): "x.shape and y.shape must be broadcastable to a common shape", partitions too; the + operator
+    does not broadcast partitions (NKI known issues)."""
+    @nki.jit
+    def plus_row(x, r):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t, row = nl.load(x), nl.load(r)
+        nl.store(out, value=nl.add(row, t))
+        return out
+
+    x, r = np.ones((16, 4), np.float32), np.arange(4, dtype=np.float32).reshape(1, 4)
+    np.testing.assert_array_equal(nki.simulate_kernel(plus_row, x, r), x + r)
+
+    @nki.jit
+    def operator_plus(x, r):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(x) + nl.load(r))
+        return out
+
+    with pytest.raises(InvalidValueError, match="same partitions"):
+        nki.simulate_kernel(operator_plus, x, r)

@@ -74,6 +74,7 @@ class AluOp:
         if _is_scalar(x) or _is_scalar(y):
             shape = as_ap(tile).shape
         else:
+            x, y = _partition_broadcast(x, y)
             shape = _tensor.free_shape_broadcast(as_ap(x).shape, as_ap(y).shape, repr(self))
         result = None
         if out is None:
@@ -100,6 +101,19 @@ class AluOp:
 
 def _is_scalar(x) -> bool:
     return is_scalar(x)
+
+
+def _partition_broadcast(x, y):
+    """x and y with a one-partition tile broadcast to the other's partitions (nl.broadcast_to, a DMA): the nl
+    functions take shapes that "must be broadcastable to a common shape" (nki.language.add); the tile operators do
+    not broadcast partitions ("not supported on operator overloads", NKI known issues), and check before."""
+    px, py = as_ap(x).shape[0], as_ap(y).shape[0]
+    if px != py and 1 in (px, py):
+        if px == 1:
+            x = broadcast_to(x, (py, *as_ap(x).shape[1:]))
+        else:
+            y = broadcast_to(y, (px, *as_ap(y).shape[1:]))
+    return x, y
 
 
 def _result_dtype(tile):
