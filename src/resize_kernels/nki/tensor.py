@@ -1,10 +1,12 @@
 """Tensor handles seen by kernels: an HBM tensor or SBUF tile with a logical shape.
 
 Indexing a handle with integers and slices, or calling ``.ap(...)``, gives the
-machine's AccessPattern (on SBUF a TileView, which also takes tile operators);
+machine's AccessPattern (an HbmView on HBM, a TileView on SBUF, which also takes
+tile operators); views index again and take assignments, as NKI tensors do;
 ``reshape`` gives another handle on the same storage; ``tile[...] = value``
 copies into a tile. A tile with block dimensions (axes before ``nl.par_dim``) is
-a BlockTensor: one tile per block, each with storage of its own.
+a BlockTensor: one tile per block, each with storage of its own; ``t[i]`` with
+fewer integers than block dimensions is the BlockTensor of the blocks under i.
 """
 
 from __future__ import annotations
