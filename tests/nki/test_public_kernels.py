@@ -64,7 +64,7 @@ def mamba_reference(delta, u, A, B, C):
 
 
 @pytest.mark.parametrize("rows", [128, 300])  # 300: the last tile is masked
-@pytest.mark.parametrize("version", ["v1"])
+@pytest.mark.parametrize("version", ["v1", "v2"])
 def test_layernorm(tutorial, version, rows):
     rng = np.random.default_rng(rows)
     x = rng.standard_normal((rows, 200), dtype=np.float32)
@@ -72,6 +72,17 @@ def test_layernorm(tutorial, version, rows):
     kernel = getattr(tutorial["layernorm_nki_kernel"], f"nki_layernorm_kernel_{version}")
     got = rnki.simulate_kernel(kernel, x, 1e-5, gamma, beta)
     np.testing.assert_allclose(got, layernorm_reference(x, 1e-5, gamma, beta), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("version", ["v1", "v2", "v3"])
+def test_mamba(tutorial, version):
+    rng = np.random.default_rng(3)
+    b, c, s, n = 1, 256, 1024, 4  # two channel tiles, four states, two of v3's 512-step sequence tiles
+    delta, u = rng.random((b, c, s), dtype=np.float32), rng.random((b, c, s), dtype=np.float32)
+    a = -rng.random((c, n), dtype=np.float32)  # negative, as the tutorial's inputs are
+    bb, cc = rng.random((b, n, s), dtype=np.float32), rng.random((b, n, s), dtype=np.float32)
+    got = rnki.simulate_kernel(getattr(tutorial["mamba_nki_kernels"], f"mamba_{version}"), delta, u, a, bb, cc)
+    np.testing.assert_allclose(got, mamba_reference(delta, u, a, bb, cc), rtol=1e-4, atol=1e-4)
 
 
 MATMULS = ["nki_matmul_basic_", "nki_matmul_tiled_", "nki_matmul_hoist_load_", "nki_matmul_block_free_dimension_",
