@@ -22,7 +22,7 @@ from resize_kernels.machine.simulator import Executable
 from conftest import assert_bits_equal, random_data
 
 NAMES = ["neuronxcc", "neuronxcc.nki", "neuronxcc.nki.language", "neuronxcc.nki.isa", "neuronxcc.nki.typing",
-         "nki", "nki.language", "nki.isa", "nki.typing"]
+         "neuronxcc.nki.compiler", "nki", "nki.language", "nki.isa", "nki.typing"]
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ __all__ = ["isa", "language", "typing", "classic", "NkiTensor", "TensorSpec", "j
 #: classic namespace (NKI Beta 1, ``neuronxcc.nki``) is the classic dialect, the new one (``nki``) this package.
 ALIASES = {"neuronxcc": None, "neuronxcc.nki": "classic", "neuronxcc.nki.language": "classic.language",
            "neuronxcc.nki.isa": "classic.isa", "neuronxcc.nki.typing": "classic.typing",
+           "neuronxcc.nki.compiler": "classic.compiler",
            "nki": "", "nki.language": "language", "nki.isa": "isa", "nki.typing": "typing"}
 
 
@@ -41,7 +42,7 @@ def _importable(name: str) -> bool:
 
 
 def install_aliases(replace: bool = False) -> list:
-    """Register ``neuronxcc``, ``neuronxcc.nki[.language|.isa|.typing]`` (the classic dialect, ``classic``) and
+    """Register ``neuronxcc``, ``neuronxcc.nki[.language|.isa|.typing|.compiler]`` (the classic dialect) and
     ``nki[.language|.isa|.typing]`` (NKI 0.3.0's, this package) in sys.modules, so NKI kernels of either
     namespace import unmodified, side by side.
 

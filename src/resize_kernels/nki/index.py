@@ -33,13 +33,15 @@ def _is_int(x) -> bool:
 
 
 class Arange:
-    """``nl.arange(n)``: placed on an axis of a grid by indexing, ``[:, None]`` (partitions of a 2-D grid),
-    ``[None, :]`` (its free axis), ``[None, :, None]`` (axis 1 of a 3-D grid), ..."""
+    """``nl.arange(n)`` or ``nl.arange(start, stop)`` (start..stop-1): placed on an axis of a grid by indexing,
+    ``[:, None]`` (partitions of a 2-D grid), ``[None, :]`` (its free axis), ``[None, :, None]`` (axis 1 of a 3-D
+    grid), ..."""
 
-    def __init__(self, n: int):
-        if not _is_int(n) or n < 1:
-            raise InvalidValueError(f"nl.arange requires a positive integer, got {n!r}")
-        self.n = int(n)
+    def __init__(self, n: int, start: int = 0):
+        if not _is_int(n) or n < 1 or not _is_int(start):
+            raise InvalidValueError(f"nl.arange requires integers start < stop, got start {start!r}, stop "
+                                    f"{start + n if _is_int(n) and _is_int(start) else n!r}")
+        self.n, self.start = int(n), int(start)
 
     def __getitem__(self, key) -> "IndexExpr":
         key = key if isinstance(key, tuple) else (key,)
@@ -47,7 +49,8 @@ class Arange:
         if len(axes) != 1 or any(item is not None for k, item in enumerate(key) if k != axes[0]):
             raise InvalidValueError(f"nl.arange({self.n}) is placed on one axis of a grid with one ':' and Nones, "
                                     f"[:, None] (partitions) or [None, :] (free), got [{key}]")
-        return IndexExpr.axis(axes[0], len(key), self.n)
+        expr = IndexExpr.axis(axes[0], len(key), self.n)
+        return expr + self.start if self.start else expr
 
 
 class IndexExpr:

@@ -32,7 +32,8 @@ from ..machine.memory import NUM_PARTITIONS, SBUF_ALIGNMENT
 from . import isa as nisa
 from . import tensor as _tensor
 from ..machine.access import AccessPattern
-from .index import Arange, IndexedAccess, Mask, MGrid, cut
+from .allocation import DirectAllocation
+from .index import _is_int, Arange, IndexedAccess, Mask, MGrid, cut
 from .promotion import is_scalar, operand_dtype, promote_types
 from .tensor import as_ap
 from .tracer import current
@@ -249,6 +250,10 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
     tracer = current()
     shape, par_axis = _shape(shape)
     buffer = sbuf if buffer is None else buffer
+    if isinstance(buffer, DirectAllocation):
+        if not par_axis:
+            return _tensor.NkiTensor(tracer.direct_tile(tracer.unique(name or "t"), shape, dtype, buffer, ()))
+        return _blocks(tracer, name, shape, par_axis, dtype, buffer)
     if buffer in (sbuf, psum):
         if not par_axis:
             return tracer.sbuf(name, shape, dtype, buffer)
@@ -257,7 +262,8 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
         if buffer == shared_hbm and tracer.grid:
             return _shared(tracer, shape, dtype)
         return _hbm(tracer, name, shape, dtype)
-    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf, nl.psum, nl.shared_hbm, nl.hbm or nl.private_hbm, "
+    raise InvalidValueError(f"nl.ndarray buffer must be nl.sbuf, nl.psum, nl.shared_hbm, nl.hbm, nl.private_hbm or a direct "
+                            f"allocation (ncc.sbuf.mod_alloc(...), ncc.psum.alloc(...), ...), "
                             f"got {buffer!r}")
 
 
@@ -268,7 +274,11 @@ def _blocks(tracer, name, shape, par_axis, dtype, buffer, fill=None):
     base = tracer.unique(name or "t")
 
     def make_block(index):
-        tile = tracer.block_tile(f"{base}[{','.join(map(str, index))}]", shape[par_axis:], dtype, buffer, key)
+        block = f"{base}[{','.join(map(str, index))}]"
+        if isinstance(buffer, DirectAllocation):
+            tile = tracer.direct_tile(block, shape[par_axis:], dtype, buffer, index)
+        else:
+            tile = tracer.block_tile(block, shape[par_axis:], dtype, buffer, key)
         if fill is not None:
             nisa.memset(_tensor.NkiTensor(tile).whole, fill)
         return tile
@@ -354,7 +364,7 @@ def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None, lazy_in
     With block dimensions each block is set when it is first used (its storage is given then), so a tile of
     many blocks does not hold them all at once; ``lazy_initialization`` (which asks for that) changes nothing."""
     buffer = sbuf if buffer is None else buffer
-    if buffer not in (sbuf, psum):
+    if buffer not in (sbuf, psum) and not isinstance(buffer, DirectAllocation):
         raise InvalidValueError(f"nl.full and nl.zeros require buffer=nl.sbuf or nl.psum (a memset of an on-chip "
                                 f"tile), got {buffer!r}")
     if not _is_scalar(fill_value):
@@ -466,9 +476,15 @@ def ds(start, size):
     return slice(int(start), int(start) + int(size))
 
 
-def arange(n: int) -> Arange:
-    """Indices 0..n-1, placed on an axis with ``[:, None]`` (partitions) or ``[None, :]`` (free)."""
-    return Arange(n)
+def arange(*args) -> Arange:
+    """``nl.arange(stop)``: indices 0..stop-1; ``nl.arange(start, stop)``: start..stop-1 (nki.language.arange);
+    placed on an axis with ``[:, None]`` (partitions) or ``[None, :]`` (free)."""
+    if len(args) == 1:
+        return Arange(args[0])
+    if len(args) == 2:
+        start, stop = args
+        return Arange(stop - start if _is_int(start) and _is_int(stop) else stop, start)
+    raise InvalidValueError(f"nl.arange takes stop or start, stop, got {len(args)} arguments")
 
 
 def _activate(name: str, x, dtype, mask):
@@ -525,9 +541,12 @@ def _access(what: str, access, mask: Mask | None):
 def load(access, mask: Mask | None = None, dtype=None, name: str | None = None):
     """DMA ``tensor[...]`` into a new SBUF tile of the indexed grid's shape; with a mask, only the box it keeps
     (the rest stays as fresh memory; a mask that keeps nothing drops the DMA). ``dtype`` casts the loaded tile
-    (a tensor_copy after the DMA)."""
-    if mask is not None and isinstance(access, IndexedAccess) and not mask.keeps_any(access.grid):
-        return ndarray(access.grid, access.tensor.dtype, name=name or "loaded")
+    (a tensor_copy after the DMA). A Python bool mask keeps all (True) or nothing (False)."""
+    if mask is False or (mask not in (None, True) and isinstance(access, IndexedAccess)
+                         and not mask.keeps_any(access.grid)):
+        src, grid, _ = _access("load", access, None)
+        return ndarray(grid, src.dtype, name=name or "loaded")
+    mask = None if mask is True else mask
     src, grid, box = _access("load", access, mask)
     tile = ndarray(grid, src.dtype, name=name or "loaded")
     nisa.dma_copy(dst=cut(tile.whole, box), src=src)
@@ -538,9 +557,12 @@ def load(access, mask: Mask | None = None, dtype=None, name: str | None = None):
 
 
 def store(access, value, mask: Mask | None = None) -> None:
-    """DMA a tile (or view) into ``tensor[...]``; with a mask, only the box it keeps (nothing: no DMA)."""
-    if mask is not None and isinstance(access, IndexedAccess) and not mask.keeps_any(access.grid):
+    """DMA a tile (or view) into ``tensor[...]``; with a mask, only the box it keeps (nothing: no DMA; a Python
+    bool keeps all or nothing)."""
+    if mask is False or (mask not in (None, True) and isinstance(access, IndexedAccess)
+                         and not mask.keeps_any(access.grid)):
         return
+    mask = None if mask is True else mask
     dst, _, box = _access("store", access, mask)
     nisa.dma_copy(dst=dst, src=cut(as_ap(value), box))
 

@@ -31,6 +31,7 @@ from ..machine import dtypes
 from ..machine.isa import DmaCopyAdd, Instruction, Program
 from ..intmath import ceil_div
 from ..machine.errors import SbufCapacityError
+from .allocation import check_direct
 from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, SBUF_ALIGNMENT, HbmTensor, Lifetime,
                               SbufAllocator, SbufTile, extents, place_blocks)
 from .tensor import NkiTensor
@@ -72,6 +73,7 @@ class Tracer:
         self.blocks: dict = {}  # block tile -> the key of its tensor (blocks of one tensor are double-buffered)
         self.fresh: dict = {}  # tile -> (the instruction that wrote it, the box it wrote): an unread fresh result
         self.assignments: list = []  # (producer, copy, tile): copies of fresh results into assigned tiles
+        self.direct: set = set()  # tiles the kernel placed itself (ncc.sbuf/psum.alloc, mod_alloc)
 
     def unique(self, base: str) -> str:
         counter = self._counters.setdefault(base, itertools.count())
@@ -106,6 +108,18 @@ class Tracer:
         self.blocks[tile] = tensor_key
         return tile
 
+    def direct_tile(self, name: str, shape, dtype, buffer, idx: tuple) -> SbufTile:
+        """Block ``idx``'s tile of a tensor the kernel places itself (``buffer``: an allocation.DirectAllocation),
+        at the address its function gives; checked against other tiles' lives by ``finish``."""
+        allocator = self.allocator if buffer.memory == "sbuf" else self.psum_allocator
+        shape, dtype = tuple(map(int, shape)), dtypes.as_dtype(dtype)
+        tile = allocator.block_tile(name, shape, dtype)
+        tile.address = allocator.base + buffer.offset(tuple(idx), tile.partitions, tile.bytes_per_partition,
+                                                      self.allocator.capacity)
+        allocator.note(tile)
+        self.direct.add(tile)
+        return tile
+
     def mark_fresh(self, tile: SbufTile, box) -> None:
         """``tile`` is the fresh result of the last instruction (in ``box``, a mask's box, or None: whole)."""
         self.fresh[tile] = (self.program.instructions[-1], box)
@@ -121,10 +135,14 @@ class Tracer:
     def finish(self) -> None:
         """After the kernel ran: fold the copies of fresh results (``_fold_copies``), place the blocks, and measure
         what the instructions' tiles occupy (a folded result's tile is no longer used)."""
-        if not (self.assignments or self.blocks):
+        if not (self.assignments or self.blocks or self.direct):
             return
         if self.assignments:
             self._fold_copies()
+        if self.direct:
+            check_direct(((n, inst, ap.tensor) for n, inst in enumerate(self.program.instructions)
+                          for ap in (*_writes(inst), *inst.sources()) if isinstance(ap.tensor, SbufTile)),
+                         self.direct, self.psum_allocator.base)
         if self.blocks:
             self._place_blocks()
         for allocator in (self.allocator, self.psum_allocator):

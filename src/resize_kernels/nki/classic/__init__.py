@@ -23,10 +23,10 @@ from ..launch import Kernel, baremetal, benchmark, simulate_kernel
 from ..launch import jit as _jit
 from ..tensor import NkiTensor, TensorSpec
 from ..tracer import trace
-from . import isa, language
+from . import compiler, isa, language
 from ...errors import InvalidValueError
 
-__all__ = ["isa", "language", "typing", "jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace",
+__all__ = ["compiler", "isa", "language", "typing", "jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace",
            "NkiTensor", "TensorSpec"]
 
 #: ``nki.jit(mode=...)``'s modes (classic nki.jit): frameworks and devices, all of which run on the simulator here.
