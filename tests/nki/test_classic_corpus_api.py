@@ -8,6 +8,7 @@ import pytest
 
 from resize_kernels.errors import InvalidValueError, NotSimulatedError
 from resize_kernels.nki import classic as nki
+import resize_kernels.nki as rnki
 from resize_kernels.nki import language as nl0
 
 nl, nisa = nki.language, nki.isa
@@ -490,3 +491,70 @@ def test_nl_functions_broadcast_a_one_partition_tile():
 
     with pytest.raises(InvalidValueError, match="same partitions"):
         nki.simulate_kernel(operator_plus, x, r)
+
+
+def test_arange_takes_start_and_stop_and_loads_take_python_bool_masks():
+    """nl.arange(start, stop) (nki.language.arange); a trace-time bool mask keeps all or nothing (the allocated
+    nki-samples kernels' ``mask=(k * pmax < seqlen)``)."""
+    from resize_kernels.nki.classic import language as cnl
+
+    def kernel(x):
+        out = cnl.ndarray((4, 6), dtype=x.dtype, buffer=cnl.shared_hbm)
+        i_p, i_f = cnl.arange(0, 4)[:, None], cnl.arange(2, 8)[None, :]
+        kept = cnl.load(x[i_p, i_f], mask=(1 < 2))
+        cnl.store(out, value=kept, mask=True)
+        cnl.load(x[i_p, i_f], mask=False)  # no DMA
+        cnl.store(out, value=kept, mask=(3 < 2))  # no DMA
+        return out
+    x = np.arange(40, dtype=np.float32).reshape(4, 10)
+    program = rnki.trace(kernel, x)
+    assert sum(inst.opcode == "dma_copy" for inst in program.instructions) == 2
+    np.testing.assert_array_equal(rnki.simulate_kernel(kernel, x), x[:, 2:8])
+
+
+def _in_order_sum(y):
+    """Each row's float32 sum, element by element from the left (the vector engine's order)."""
+    total = np.zeros(y.shape[0], np.float32)
+    for k in range(y.shape[1]):
+        total = total + y[:, k]
+    return total
+
+
+@pytest.mark.parametrize("reduce_op, want", [(np.add, _in_order_sum), (np.maximum, lambda y: y.max(axis=1)),
+                                             ("min", lambda y: y.min(axis=1))])
+def test_tensor_scalar_reduce_in_both_dialects(reduce_op, want):
+    """nisa.tensor_scalar_reduce (classic: returns data op0 operand0 and writes reduce_res; NKI 0.3.0: dst first):
+    one vector instruction, costed max(MIN_II, N) + MIN_II as its page says."""
+    from resize_kernels.machine.cost import TARGETS, engine_cycles
+    from resize_kernels.nki import isa as nisa0
+    from resize_kernels.nki.classic import isa as cisa
+    from resize_kernels.nki.classic import language as cnl
+
+    def classic(x):
+        out = cnl.ndarray((2, 128, 96), dtype=np.float32, buffer=cnl.shared_hbm)
+        t = cnl.load(x)
+        res = cnl.ndarray((128, 1), dtype=np.float32)
+        y = cisa.tensor_scalar_reduce(data=t, op0=np.multiply, operand0=0.5, reduce_op=reduce_op, reduce_res=res)
+        cnl.store(out[0], value=y)
+        cnl.store(out[1, :, 0:1], value=res)
+        return out
+
+    def new(x):
+        out = nl0.ndarray((2, 128, 96), dtype=np.float32, buffer=nl0.shared_hbm)
+        t = nl0.load(x)
+        y, res = nl0.ndarray((128, 96), dtype=np.float32), nl0.ndarray((128, 1), dtype=np.float32)
+        nisa0.tensor_scalar_reduce(y, t, nl0.multiply, 0.5, reduce_op, res)
+        nl0.store(out[0], value=y)
+        nl0.store(out[1, :, 0:1], value=res)
+        return out
+
+    x = np.random.default_rng(0).standard_normal((128, 96)).astype(np.float32)
+    y = x * np.float32(0.5)
+    for kernel in (classic, new):
+        got = rnki.simulate_kernel(kernel, x)
+        np.testing.assert_array_equal(got[0], y)
+        np.testing.assert_array_equal(got[1, :, 0], want(y))
+        program = rnki.trace(kernel, x)
+        [inst] = [i for i in program.instructions if i.opcode == "tensor_scalar"]
+        params = TARGETS["trn1"]
+        assert engine_cycles(inst, params) == params.vector_fixed_cycles + 96 + 64

@@ -59,7 +59,8 @@ E8  Vector engine extras, ``fixed + max(64, cycles)`` as E2, with cycles from th
     bn_stats N; bn_aggr 13 * N / 3; reciprocal 8N [also "NKI API Common Fields",
     engine selection]; scalar_tensor_tensor 2N, N for bfloat16 data and operand1
     with subtract then multiply and N even; nc_transpose on the vector engine N;
-    tensor_scalar with (P, 1) tile operands N (operands broadcast at no cost).
+    tensor_scalar with (P, 1) tile operands N (operands broadcast at no cost);
+    tensor_scalar_reduce N plus one more MIN_II (64 cycles) for the reduction.
 E9  tensor_partition_reduce and memset on GpSimd: ``150 + max(64, N)`` GpSimd
     cycles, as E3b (ASSUMED: no page gives their cost; each GpSimd core reads 16
     partitions x 32 bits per cycle [v2 guide], so N cycles stream a tile).
@@ -284,6 +285,13 @@ def _gpsimd_stream_cycles(inst: Instruction, params: CostParams) -> int:
     return params.gpsimd_fixed_cycles + max(params.vector_floor_cycles, n)
 
 
+def _tensor_scalar_cycles(inst: TensorScalar, params: CostParams) -> int | None:
+    """E8: tensor_scalar_reduce ``max(MIN_II, N) + MIN_II``; other tensor_scalars by E2 (None)."""
+    if inst.reduce_res is None:
+        return None
+    return _vector(free_size(inst.data), params) + params.vector_floor_cycles
+
+
 def _memset_cycles(inst: Memset, params: CostParams) -> int | None:
     return _gpsimd_stream_cycles(inst, params) if inst.engine == "gpsimd" else None
 
@@ -301,6 +309,7 @@ _EXTRA_COSTS = {
     TensorPartitionReduce: _gpsimd_stream_cycles,
     Activation: _activation_cycles,
     Memset: _memset_cycles,
+    TensorScalar: _tensor_scalar_cycles,
 }
 
 

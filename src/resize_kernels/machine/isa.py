@@ -176,6 +176,10 @@ def _check_partition_vector(where: str, opcode: str, what: str, ap: AccessPatter
                                 f"value per partition of the data), got {ap.describe()} of shape {ap.shape}")
 
 
+#: tensor_scalar_reduce's reductions (nki.isa.tensor_scalar_reduce: nl.add, nl.subtract, nl.multiply, nl.max, nl.min).
+REDUCE_OPS = ("add", "subtract", "multiply", "max", "min")
+
+
 @dataclass(eq=False)
 class TensorScalar(Instruction):
     """dst = (data op0 operand0) op1 operand1; ``reverse`` swaps an op's operands.
@@ -194,12 +198,27 @@ class TensorScalar(Instruction):
     operand1: "float | AccessPattern | None" = None
     reverse1: bool = False
     engine: str = "vector"
+    reduce_op: str | None = None  # tensor_scalar_reduce: reduce_op over each partition's results into reduce_res
+    reduce_res: AccessPattern | None = None
     opcode = "tensor_scalar"
 
     def sources(self):
         return (self.data,) + tuple(x for x in (self.operand0, self.operand1) if isinstance(x, AccessPattern))
 
+    def destinations(self):
+        return (self.dst,) if self.reduce_res is None else (self.dst, self.reduce_res)
+
+    def operands_text(self):
+        return "" if self.reduce_res is None else f"(reduce {self.reduce_op} into {self.reduce_res.describe()})"
+
     def validate(self, where: str) -> None:
+        if self.reduce_res is not None:
+            if self.reduce_op not in REDUCE_OPS or self.op1 is not None or self.engine != "vector":
+                raise InvalidValueError(f"{where}: tensor_scalar_reduce takes one op on the vector engine and "
+                                        f"reduce_op one of {', '.join(REDUCE_OPS)}, got {self.reduce_op!r}")
+            _check_on_chip(where, self.opcode, self.reduce_res)
+            _check_partition_vector(where, self.opcode, "reduce_res", self.reduce_res, self.data.shape[0])
+            self.reduce_res.check_static(where)
         if not any(isinstance(x, AccessPattern) for x in (self.operand0, self.operand1)):
             super().validate(where)
             return

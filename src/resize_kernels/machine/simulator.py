@@ -495,6 +495,8 @@ class Executable:
 
     def _tensor_scalar(self, n: int, inst: TensorScalar):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
+        if inst.reduce_res is not None:
+            return self._tensor_scalar_reduce(inst, dst, data)
         if isinstance(inst.operand0, AccessPattern) or isinstance(inst.operand1, AccessPattern):
             return self._tensor_scalar_tiles(inst, dst, data)
         f0, c0, r0 = ALU_OPS[inst.op0], np.float32(inst.operand0), inst.reverse0
@@ -523,6 +525,27 @@ class Executable:
             if f1 is not None:
                 y = f1(c1(), y) if r1 else f1(y, c1())
             np.copyto(dst, cast(np.asarray(y, np.float32), out_dtype))
+        return step
+
+    def _tensor_scalar_reduce(self, inst: TensorScalar, dst, data):
+        """tensor_scalar with one op, then reduce_op over each partition's float32 results, in order (as
+        tensor_reduce does), into reduce_res. ASSUMED: the reduction takes the results before their cast to dst's
+        dtype (the page's "reduction along the free dimension of the tensor_scalar result")."""
+        f0, r0, c0 = ALU_OPS[inst.op0], inst.reverse0, self._operand(inst.operand0, data.ndim)
+        res = self._sbuf_view(inst.reduce_res)
+        ufunc = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "max": np.maximum,
+                 "min": np.minimum}[inst.reduce_op]
+        ordered = inst.reduce_op in ("add", "subtract", "multiply")
+        out_dtype, res_dtype, to_f32, cast = dst.dtype, res.dtype, dtypes.to_f32, dtypes.cast
+
+        def step():
+            x = to_f32(data)
+            with np.errstate(all="ignore"):
+                y = np.asarray(f0(c0(), x) if r0 else f0(x, c0()), np.float32)
+                rows = y.reshape(y.shape[0], -1)
+                total = ufunc.accumulate(rows, axis=1)[:, -1] if ordered else ufunc.reduce(rows, axis=1)
+            np.copyto(dst, cast(y, out_dtype))
+            np.copyto(res, cast(np.asarray(total, np.float32), res_dtype).reshape(res.shape))
         return step
 
     def _tensor_tensor(self, n: int, inst: TensorTensor):

@@ -118,6 +118,19 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
                                   bool(reverse1), where))
 
 
+def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False, name=None) -> None:
+    """dst = data op0 operand0 on the vector engine, and reduce_op (add, subtract, multiply, max, min) over each
+    partition's results into ``reduce_res``, a (P, 1) tile (nki.isa.tensor_scalar_reduce)."""
+    reduce = _alu(reduce_op, "nisa.tensor_scalar_reduce")
+    reduce = {"maximum": "max", "minimum": "min"}.get(reduce, reduce)  # np.maximum names nl.max's reduction
+    if reduce not in m.REDUCE_OPS:
+        raise InvalidValueError(f"nisa.tensor_scalar_reduce requires reduce_op to be one of "
+                                f"{', '.join('nl.' + op for op in m.REDUCE_OPS)}, got {reduce_op!r}")
+    current().emit(m.TensorScalar(as_ap(dst), as_ap(data), _alu(op0, "nisa.tensor_scalar_reduce"),
+                                  _operand(operand0, "nisa.tensor_scalar_reduce", "operand0"), bool(reverse0),
+                                  reduce_op=reduce, reduce_res=as_ap(reduce_res)))
+
+
 def tensor_tensor(dst, data1, data2, op, engine=None, name=None) -> None:
     """dst = data1 op data2, elementwise on the vector engine."""
     _engine(engine, "nisa.tensor_tensor", {"unknown": "vector", "vector": "vector"})
