@@ -558,3 +558,11 @@ def test_tensor_scalar_reduce_in_both_dialects(reduce_op, want):
         [inst] = [i for i in program.instructions if i.opcode == "tensor_scalar"]
         params = TARGETS["trn1"]
         assert engine_cycles(inst, params) == params.vector_fixed_cycles + 96 + 64
+
+
+def test_a_mask_and_a_python_bool_combine():
+    """``(i_f < n) & (k * 128 < seqlen)``: the mask when the bool is true, a mask keeping nothing when false."""
+    from resize_kernels.nki.classic import language as cnl
+    mask = cnl.arange(8)[None, :] < 5
+    assert (mask & True) is mask and (True & mask) is mask
+    assert (mask & False) is False and (np.bool_(False) & mask) is False

@@ -179,12 +179,18 @@ class Mask:
                                    f"expression, got {value!r}")
         self.terms = [(expr, op, int(value))]
 
-    def __and__(self, other: "Mask") -> "Mask":
+    def __and__(self, other: "Mask | bool") -> "Mask | bool":
+        """Both masks' terms; with a trace-time Python bool (``(i < n) & (k * 128 < seqlen)``), this mask or
+        False (a mask that keeps nothing)."""
+        if isinstance(other, (bool, np.bool_)):
+            return self if other else False
         if not isinstance(other, Mask):
             return NotImplemented
         combined = Mask.__new__(Mask)
         combined.terms = self.terms + other.terms
         return combined
+
+    __rand__ = __and__
 
     @property
     def rank(self) -> int:
