@@ -34,23 +34,34 @@ def test_psum_mod_alloc_rotates_banks():
     assert buffer.offset((1, 6), 128, 2048, SBUF) // 2048 == 1 * 4 + 2
 
 
+def test_the_function_is_called_by_keyword_so_partials_work():
+    """allocated_attention's ``ncc.psum.alloc(functools.partial(psum_addr, bank_map=...))`` with
+    ``psum_addr(bank_map, idx, pdim_size, fdim_size)``."""
+    import functools
+
+    def psum_addr(bank_map, idx, pdim_size, fdim_size):
+        return (bank_map[idx], 0, 0)
+    buffer = ncc.psum.alloc(functools.partial(psum_addr, bank_map={(0,): 2, (1,): 7}))
+    assert [buffer.offset((i,), 128, 512, SBUF) for i in range(2)] == [2 * 2048, 7 * 2048]
+
+
 def test_alloc_takes_the_kernels_function():
-    buffer = ncc.sbuf.alloc(lambda idx, p, f: (0, idx[0] * f))
+    buffer = ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (0, idx[0] * fdim_size))
     assert [buffer.offset((i,), 128, 1024, SBUF) for i in range(4)] == [0, 1024, 2048, 3072]
     banks = {(0,): 1, (1,): 5}
-    buffer = ncc.psum.alloc(lambda idx, p, f: (banks[idx], 0, 0))
+    buffer = ncc.psum.alloc(lambda idx, pdim_size, fdim_size: (banks[idx], 0, 0))
     assert [buffer.offset((i,), 128, 512, SBUF) for i in range(2)] == [1 * 2048, 5 * 2048]
 
 
 @pytest.mark.parametrize("buffer, args, message", [
-    (ncc.sbuf.alloc(lambda idx, p, f: (0, -64)), ((0,), 128, 64), "0 <= byte_addr"),
+    (ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (0, -64)), ((0,), 128, 64), "0 <= byte_addr"),
     (ncc.sbuf.mod_alloc(base_addr=SBUF - 16 * 1024), ((), 128, 64), "less the compiler's 16384"),
-    (ncc.sbuf.alloc(lambda idx, p, f: 0), ((0,), 128, 64), "must return \\(start_partition, byte_addr\\)"),
-    (ncc.sbuf.alloc(lambda idx, p, f: (64, 0)), ((0,), 128, 64), "must start at one of \\(0,\\)"),
-    (ncc.sbuf.alloc(lambda idx, p, f: (16, 0)), ((0,), 32, 64), "one of \\(0, 32, 64, 96\\)"),
+    (ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: 0), ((0,), 128, 64), "must return \\(start_partition, byte_addr\\)"),
+    (ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (64, 0)), ((0,), 128, 64), "must start at one of \\(0,\\)"),
+    (ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (16, 0)), ((0,), 32, 64), "one of \\(0, 32, 64, 96\\)"),
     (ncc.psum.mod_alloc(base_bank=7, num_bank_tiles=(2,)), ((1,), 128, 2048), "banks 0..7"),
     (ncc.psum.mod_alloc(base_bank=0), ((), 128, 4096), "at most 2048 bytes"),
-    (ncc.psum.alloc(lambda idx, p, f: (0, 0, 512)), ((0,), 128, 512), "both to be 0"),
+    (ncc.psum.alloc(lambda idx, pdim_size, fdim_size: (0, 0, 512)), ((0,), 128, 512), "both to be 0"),
     (ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)), ((0, 1), 128, 64), "one per block dimension"),
 ])
 def test_bad_placements_are_clear_errors(buffer, args, message):
@@ -60,7 +71,7 @@ def test_bad_placements_are_clear_errors(buffer, args, message):
 
 def test_a_tile_past_partition_0_is_not_simulated():
     with pytest.raises(NotSimulatedError, match="start it at partition 0"):
-        ncc.sbuf.alloc(lambda idx, p, f: (32, 0)).offset((0,), 32, 64, SBUF)
+        ncc.sbuf.alloc(lambda idx, pdim_size, fdim_size: (32, 0)).offset((0,), 32, 64, SBUF)
 
 
 def test_bad_arguments_are_clear_errors():

@@ -41,7 +41,7 @@ class DirectAllocation:
     def offset(self, idx: tuple, partitions: int, nbytes: int, sbuf_bytes: int) -> int:
         """The byte offset into this memory (per partition) of block ``idx``'s physical tile, checked."""
         where = f"{self.label} for block {idx} ({partitions} partitions x {nbytes} bytes)"
-        placed = self.func(tuple(idx), partitions, nbytes)
+        placed = self.func(idx=tuple(idx), pdim_size=partitions, fdim_size=nbytes)  # by name, as NKI calls it
         if self.memory == "sbuf":
             start, addr = _ints(placed, 2, where, "(start_partition, byte_addr)")
             _start_partition(start, partitions, where)
@@ -104,7 +104,8 @@ def sbuf_mod_alloc(*, base_addr: int, base_partition: int = 0, num_par_tiles: tu
     """``ncc.sbuf.mod_alloc``: block idx at partition ``base_partition + (idx mod num_par_tiles) * pdim_size``
     and byte ``base_addr + (idx mod num_free_tiles) * fdim_size``."""
     par, free = _counts("num_par_tiles", num_par_tiles), _counts("num_free_tiles", num_free_tiles)
-    func = lambda idx, p, f: (modulo(base_partition, par, p)(idx), modulo(base_addr, free, f)(idx))  # noqa: E731
+    func = lambda idx, pdim_size, fdim_size: (modulo(base_partition, par, pdim_size)(idx),  # noqa: E731
+                                              modulo(base_addr, free, fdim_size)(idx))
     return DirectAllocation("sbuf", func, f"ncc.sbuf.mod_alloc(base_addr={base_addr})")
 
 
@@ -113,8 +114,9 @@ def psum_mod_alloc(*, base_bank: int, base_addr: int = 0, base_partition: int = 
     """``ncc.psum.mod_alloc``: block idx in bank ``base_bank + (idx mod num_bank_tiles)``."""
     banks = _counts("num_bank_tiles", num_bank_tiles)
     par, free = _counts("num_par_tiles", num_par_tiles), _counts("num_free_tiles", num_free_tiles)
-    func = lambda idx, p, f: (modulo(base_bank, banks, 1)(idx), modulo(base_partition, par, p)(idx),  # noqa: E731
-                              modulo(base_addr, free, f)(idx))
+    func = lambda idx, pdim_size, fdim_size: (modulo(base_bank, banks, 1)(idx),  # noqa: E731
+                                              modulo(base_partition, par, pdim_size)(idx),
+                                              modulo(base_addr, free, fdim_size)(idx))
     return DirectAllocation("psum", func, f"ncc.psum.mod_alloc(base_bank={base_bank})")
 
 

@@ -136,8 +136,13 @@ def _done(out, box):
     return out
 
 
+#: Reductions kernels name by numpy's reducing functions (np.sum, np.prod, np.max, np.min: allocated_attention's
+#: ``reduce_op=np.sum``), as the ALU ops they reduce with.
+_REDUCING = {np.sum: "add", np.prod: "multiply", np.max: "max", np.min: "min"}
+
+
 def _op(op):
-    return nl.alu_name(op)
+    return _REDUCING.get(op) or nl.alu_name(op)
 
 
 def _function(op) -> str:
