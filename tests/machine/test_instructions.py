@@ -211,9 +211,12 @@ def test_static_out_of_bounds_fails_at_trace():
 
 def test_sbuf_capacity_error_names_tile_and_bytes():
     def k():
-        nl.ndarray((128, 40000), dtype=nl.float32, name="big")  # 160000 bytes per partition: fits
-        nl.ndarray((128, 10000), dtype=nl.float32, name="too_much")  # 40000 more: does not
-    with pytest.raises(errors.SbufCapacityError, match=r"'too_much.0'.*40000 bytes.*196608"):
+        big = nl.ndarray((128, 40000), dtype=nl.float32, name="big")  # 160000 bytes per partition: fits
+        too_much = nl.ndarray((128, 10000), dtype=nl.float32, name="too_much")  # 40000 more: only when big is dead
+        nisa.memset(big, 0.0)
+        nisa.memset(too_much, 1.0)
+        nl.add(big[:, 0:10000], too_much)  # NKI gives tiles storage while they live: this needs both at once
+    with pytest.raises(errors.SbufCapacityError, match=r"'too_much.0'.*bytes per partition.*160,000 bytes.*196,608"):
         trace(k)
     # the 224 KiB SBUF of trn2 holds both
     trace(lambda: [nl.ndarray((128, 40000), nl.float32), nl.ndarray((128, 10000), nl.float32)] and None

@@ -13,6 +13,7 @@ never-written data shows up in results.
 from __future__ import annotations
 
 import bisect
+import collections
 import math
 import mmap
 import os
@@ -175,6 +176,7 @@ class Lifetime:
     first: int
     last: int
     offset: int | None = None
+    name: str = ""  # the tile's, for errors
 
 
 def place_blocks(capacity: int, fixed: list[Lifetime], blocks: list[Lifetime], what: str = "SBUF") -> None:
@@ -209,6 +211,72 @@ def place_blocks(capacity: int, fixed: list[Lifetime], blocks: list[Lifetime], w
         live.append(block)
 
 
+#: How an instruction uses a block (``plan_spills``): reads it only; writes part of it or reads and writes it;
+#: overwrites all of it without reading it (what it held before is dead).
+READS, MODIFIES, OVERWRITES = "R", "M", "W"
+
+
+def plan_spills(capacity: int, fixed: list[Lifetime], uses: list[list[tuple[int, str]]], sizes: list[int],
+                describe=None, names: list[str] | None = None) -> list[list[int]]:
+    """Where blocks' lives are cut when those live at once in trace order do not fit: per block, the indices
+    into its ``uses`` ((instruction, READS / MODIFIES / OVERWRITES) in issue order) where a new piece of its
+    life starts. A piece that starts with an overwrite needs nothing; any other piece is reloaded from HBM,
+    where the piece before it was stored after its last use (if that piece wrote the block).
+
+    The rule is what a compiler that keeps the kernel's order does when tiles outnumber the memory, and what
+    neuronx-cc does (its kernels name the HBM tensors ``_spill_N`` and their reloads ``_reload_N``): spill.
+    Which block goes is Belady's choice (the one used again furthest ahead; a block is dead, and gives its
+    storage back, from its last use before an overwrite). ``fixed`` tiles (the stack's) stay at their
+    addresses while in use and count against ``capacity`` (bytes per partition). ``describe(n)`` names
+    instruction n, and ``names`` the blocks, in the error raised when one instruction's blocks, with the tiles
+    in use, exceed capacity.
+    """
+    describe = describe or (lambda n: f"instruction {n}")
+    ends = max([f.last for f in fixed] + [u[-1][0] for u in uses if u] + [0]) + 2
+    in_use = np.zeros(ends, np.int64)
+    for f in fixed:
+        in_use[f.first] += f.size
+        in_use[f.last + 1] -= f.size
+    in_use = np.cumsum(in_use)
+    at = collections.defaultdict(list)
+    for b, block_uses in enumerate(uses):
+        for k, (n, _) in enumerate(block_uses):
+            at[n].append(b)
+    cuts = [[] for _ in uses]
+    position = [0] * len(uses)
+    resident, total = {}, 0
+    for n in range(ends - 1):
+        used = at.get(n, ())
+        for b in used:
+            if b not in resident:
+                if position[b]:
+                    cuts[b].append(position[b])
+                resident[b] = True
+                total += sizes[b]
+        if total + in_use[n] > capacity:
+            now = set(used)
+            ahead = sorted(((uses[b][position[b]][0], b) for b in resident if b not in now), reverse=True)
+            for _, b in ahead:
+                if total + in_use[n] <= capacity:
+                    break
+                del resident[b]
+                total -= sizes[b]
+            if total + in_use[n] > capacity:
+                own = sum(sizes[b] for b in used)
+                named = "" if names is None else ", ".join(repr(names[b]) for b in used) + ": "
+                raise SbufCapacityError(
+                    f"{describe(n)} needs its blocks ({named}{own:,} bytes per partition) and the tiles in use then "
+                    f"({int(in_use[n]):,} bytes) in SBUF at once, over the {capacity:,} a partition has, even with "
+                    f"every other block spilled to HBM; split the blocks' free dimension (fewer bytes per block) or "
+                    f"use fewer blocks in one instruction")
+        for b in used:
+            position[b] += 1
+            if position[b] == len(uses[b]) or uses[b][position[b]][1] == OVERWRITES:
+                del resident[b]  # dead until it is written again (or for good)
+                total -= sizes[b]
+    return cuts
+
+
 def _lowest_gap(busy: list, size: int, capacity: int) -> int | None:
     """The lowest aligned offset where ``size`` bytes fit between the sorted ``busy`` ranges, within capacity."""
     cursor = 0
@@ -231,14 +299,21 @@ def peak_live(lifetimes: list[Lifetime]) -> tuple[int, int]:
     return peak, when
 
 
+#: Why PSUM blocks are never spilled: DMAs move data between HBM and SBUF only (NKI architecture guide: PSUM is
+#: reached by the engines), so a tile in PSUM cannot be stored to HBM and reloaded by DMA.
+_PSUM_NOTE = (" (PSUM, 8 banks of 2 KiB per partition, cannot be spilled to HBM: DMAs do not reach it; copy each "
+              "result out to SBUF before the next block is accumulated)")
+
+
 def _no_room(what: str, capacity: int, fixed: list, blocks: list, block: Lifetime) -> str:
     peak, when = peak_live(fixed + blocks)
+    tile = f" ({block.name!r} finds no room)" if block.name else ""
     if peak > capacity:
-        return (f"{what} blocks need {peak:,} bytes per partition live at once (at instruction {when}), over the "
+        return (f"{what} blocks need {peak:,} bytes per partition live at once (at instruction {when}){tile}, over the "
                 f"{capacity:,} a partition has: each block lives from its first write to its last use, as NKI's "
                 f"allocator gives block dimensions storage; use fewer blocks at once (finish each block before "
-                f"writing the next) or split the free dimension")
-    return (f"{what} has {capacity:,} bytes per partition and at most {peak:,} are live at once, but a block of "
+                f"writing the next) or split the free dimension{_PSUM_NOTE if what == 'PSUM' else ''}")
+    return (f"{what} has {capacity:,} bytes per partition and at most {peak:,} are live at once, but a block{tile} of "
             f"{block.size:,} bytes live from instruction {block.first} to {block.last} finds no free range of that "
             f"size (the live tiles leave only smaller gaps); make the blocks of a kernel the same size, or smaller")
 

@@ -14,6 +14,8 @@ compiler writes such results in place.
 from __future__ import annotations
 
 import collections
+import copy
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -28,12 +30,14 @@ import numpy as np
 
 from ..errors import InstructionBudgetError, InvalidTypeError, InvalidValueError
 from ..machine import dtypes
-from ..machine.isa import DmaCopyAdd, Instruction, Program
+from ..machine.access import AccessPattern
+from ..machine.isa import DmaCopy, DmaCopyAdd, Instruction, Program
 from ..intmath import ceil_div
 from ..machine.errors import SbufCapacityError
 from .allocation import check_direct
-from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, SBUF_ALIGNMENT, HbmTensor, Lifetime,
-                              SbufAllocator, SbufTile, extents, place_blocks)
+from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, MODIFIES, OVERWRITES,
+                              READS, SBUF_ALIGNMENT, HbmTensor, Lifetime, SbufAllocator, SbufTile, extents,
+                              place_blocks, plan_spills)
 from .tensor import NkiTensor
 
 _state = threading.local()
@@ -97,8 +101,17 @@ class Tracer:
         return NkiTensor(tensor)
 
     def sbuf(self, name: str | None, shape, dtype, memory: str = "sbuf") -> NkiTensor:
+        """A tile on the stack (freed with the loop iteration that allocated it); when the stack is full, a tile
+        placed after the trace from its first write to its last use, as NKI's allocator gives every tile storage
+        (a loop in plain Python ``range`` frees nothing on the stack, but its tiles die each iteration)."""
         allocator = self.allocator if memory == "sbuf" else self.psum_allocator
-        tile = allocator.allocate(self.unique(name or "t"), tuple(map(int, shape)), dtypes.as_dtype(dtype))
+        name, shape, dtype = self.unique(name or "t"), tuple(map(int, shape)), dtypes.as_dtype(dtype)
+        try:
+            tile = allocator.allocate(name, shape, dtype)
+        except SbufCapacityError:
+            if math.prod(shape[1:]) * dtype.itemsize > allocator.capacity:
+                raise  # no lifetime makes it fit
+            tile = self.block_tile(name, shape, dtype, memory, object())
         return NkiTensor(tile)
 
     def block_tile(self, name: str, shape, dtype, memory: str, tensor_key) -> SbufTile:
@@ -192,55 +205,153 @@ class Tracer:
         is read is an error: that storage may hold another block's data (NKI's allocator reuses it), so the
         simulator cannot give the bits the device would. Blocks of one tensor are kept apart while the next
         block of that tensor is being written (two buffers, as NKI's allocator gives them), where that fits;
-        otherwise only their own lifetimes count.
+        otherwise only their own lifetimes count. Where SBUF blocks live at once in trace order exceed the
+        capacity even so, some are spilled to HBM and reloaded (``_spill``); PSUM blocks cannot be.
         """
-        lifetimes, tensors = {}, collections.defaultdict(list)
+        uses, tensors, fixed = self._block_uses(check=True)
+        try:
+            self._place("sbuf", uses, tensors, fixed["sbuf"], buffered=True)
+        except SbufCapacityError as error:
+            self._spill_until_placed(uses, fixed["sbuf"], error)
+            uses, tensors, fixed = self._block_uses(check=False)
+        self._place("psum", uses, tensors, fixed["psum"], buffered=True)
+        for tile in self.blocks:  # a block indexed but never used by an instruction: anywhere
+            if tile.address is None:
+                tile.address = (self.allocator if tile.memory == "sbuf" else self.psum_allocator).base
+
+    def _block_uses(self, check: bool) -> tuple:
+        """How the instructions use the blocks and the other tiles: (block -> [(instruction, READS / MODIFIES /
+        OVERWRITES)], tensor key -> its blocks by first use, memory -> {other tile: Lifetime}). With ``check``,
+        a read of a block where nothing was written yet is an error (``_check_written``)."""
+        uses: dict = {}
+        tensors = collections.defaultdict(list)
         fixed = {"sbuf": {}, "psum": {}}
         bases = {"sbuf": self.allocator.base, "psum": self.psum_allocator.base}
         written: dict = {}
         for n, inst in enumerate(self.program.instructions):
-            reads = inst.sources() + ((inst.dst,) if _reads_destination(inst) else ())
-            for ap in reads:
+            read, wrote, whole = set(), set(), set()
+            for ap in inst.sources() + ((inst.dst,) if _reads_destination(inst) else ()):
                 tile = ap.tensor
                 if tile in self.blocks:
-                    _check_written(written.get(tile), ap, n, inst)
-                    lifetimes[tile].last = n
+                    if check:
+                        _check_written(written.get(tile), ap, n, inst)
+                    read.add(tile)
                 elif isinstance(tile, SbufTile):
                     _use(fixed[tile.memory], tile, n, bases[tile.memory])
             for dst in _writes(inst):
                 tile = dst.tensor
                 if tile in self.blocks:
-                    written[tile] = _cover(written.get(tile), dst)
-                    if tile in lifetimes:
-                        lifetimes[tile].last = n
-                    else:
-                        lifetimes[tile] = Lifetime(_aligned_bytes(tile), n, n)
-                        tensors[self.blocks[tile]].append(tile)
+                    if check:
+                        written[tile] = _cover(written.get(tile), dst)
+                    wrote.add(tile)
+                    if _whole(dst):
+                        whole.add(tile)
                 elif isinstance(tile, SbufTile):
                     _use(fixed[tile.memory], tile, n, bases[tile.memory])
-        for memory, allocator in (("sbuf", self.allocator), ("psum", self.psum_allocator)):
-            tiles = [t for t in lifetimes if t.memory == memory]
-            own = {t: lifetimes[t].last for t in tiles}
-            buffered = dict(own)
-            for blocks in tensors.values():  # block k stays until block k + 1 of its tensor is first written
-                for a, b in zip(blocks, blocks[1:]):
-                    if a in buffered:
-                        buffered[a] = max(own[a], lifetimes[b].first)
-            stack = list(fixed[memory].values())
-            for last in (buffered, own):
-                for t in tiles:
-                    lifetimes[t].last = last[t]
-                try:
-                    place_blocks(allocator.capacity, stack, [lifetimes[t] for t in tiles], memory.upper())
-                    break
-                except SbufCapacityError:
-                    if last is own:
-                        raise
+            for tile in read | wrote:
+                kind = READS if tile not in wrote else OVERWRITES if tile in whole and tile not in read else MODIFIES
+                if tile not in uses:
+                    uses[tile] = []
+                    tensors[self.blocks[tile]].append(tile)
+                uses[tile].append((n, kind))
+        return uses, tensors, fixed
+
+    def _place(self, memory: str, uses: dict, tensors: dict, fixed: dict, buffered: bool) -> None:
+        """Place ``memory``'s blocks, each from its first write to its last use; with ``buffered``, first try
+        keeping block k of a tensor until block k + 1 is first written (double buffering)."""
+        allocator = self.allocator if memory == "sbuf" else self.psum_allocator
+        tiles = [t for t in uses if t.memory == memory]
+        lifetimes = {t: Lifetime(_aligned_bytes(t), uses[t][0][0], uses[t][-1][0], name=t.name) for t in tiles}
+        own = {t: lifetimes[t].last for t in tiles}
+        kept = dict(own)
+        for blocks in tensors.values():
+            for a, b in zip(blocks, blocks[1:]):
+                if a in kept:
+                    kept[a] = max(own[a], lifetimes[b].first)
+        stack = list(fixed.values())
+        for last in ((kept, own) if buffered else (own,)):
             for t in tiles:
-                allocator.place(t, lifetimes[t].offset)
-        for tile in self.blocks:  # a block indexed but never used by an instruction: anywhere
-            if tile.address is None:
-                tile.address = (self.allocator if tile.memory == "sbuf" else self.psum_allocator).base
+                lifetimes[t].last = last[t]
+            try:
+                place_blocks(allocator.capacity, stack, [lifetimes[t] for t in tiles], memory.upper())
+                break
+            except SbufCapacityError:
+                if last is own:
+                    raise
+        for t in tiles:
+            allocator.place(t, lifetimes[t].offset)
+
+    #: Tries of ``_spill_until_placed``: each plans with one more block's bytes kept free (room lost to gaps).
+    SPILL_TRIES = 8
+
+    def _spill_until_placed(self, uses: dict, fixed: dict, error: SbufCapacityError) -> None:
+        """Spill SBUF blocks (``_spill``) until they can be placed. The spills are planned on the bytes live at
+        once; when the blocks then do not fit the gaps the stack's tiles leave, plan again with less room."""
+        original, blocks, internal = self.program.instructions, dict(self.blocks), list(self.program.internal)
+        step = max([_aligned_bytes(t) for t in uses if t.memory == "sbuf"] + [SBUF_ALIGNMENT])
+        for attempt in range(self.SPILL_TRIES):
+            self.program.instructions, self.blocks, self.program.internal = original, dict(blocks), list(internal)
+            budget = self.allocator.capacity - attempt * step
+            if budget < step:
+                break
+            try:
+                self._spill(uses, fixed, budget)
+            except SbufCapacityError:
+                if attempt == 0:
+                    raise  # one instruction's blocks alone do not fit: the message says what to change
+                break
+            new_uses, tensors, new_fixed = self._block_uses(check=False)
+            try:
+                self._place("sbuf", new_uses, tensors, new_fixed["sbuf"], buffered=False)
+                return
+            except SbufCapacityError as e:
+                error = e
+        raise error
+
+    def _spill(self, uses: dict, fixed: dict, budget: int) -> None:
+        """Rewrite the Program so that its SBUF blocks live at once fit in ``budget`` bytes per partition: where
+        ``memory.plan_spills`` cuts a block's life, the piece after the cut is a new tile, loaded by a DMA from
+        an HBM tensor ``_spill_<block>`` (the tile is ``_reload_<block>.<k>``) just before its first use, and
+        the piece before it is stored there by a DMA just after its last use if it wrote the block. A piece
+        starting with an overwrite of the whole block needs neither (the tile is ``<block>.<k>``)."""
+        insts = self.program.instructions
+        blocks = [t for t in uses if t.memory == "sbuf"]
+        cuts = plan_spills(budget, list(fixed.values()), [uses[t] for t in blocks],
+                           [_aligned_bytes(t) for t in blocks], describe=lambda n: _describe(n, insts[n]),
+                           names=[t.name for t in blocks])
+        before, after = collections.defaultdict(list), collections.defaultdict(list)
+        moved = collections.defaultdict(dict)  # instruction -> {block: the tile of its piece there}
+        for block, block_cuts in zip(blocks, cuts):
+            if not block_cuts:
+                continue
+            u, spill = uses[block], None
+            starts = [0, *block_cuts, len(u)]
+            previous = None
+            for k, (a, b) in enumerate(zip(starts, starts[1:])):
+                reload = k > 0 and u[a][1] != OVERWRITES
+                if k == 0:
+                    tile = block
+                else:
+                    tile = SbufTile(f"{'_reload_' if reload else ''}{block.name}.{k}", block.partitions,
+                                    block.free_shape, block.dtype, None, block.memory)
+                    self.blocks[tile] = object()
+                    for n, _ in u[a:b]:
+                        moved[n][block] = tile
+                if reload:
+                    if spill is None:
+                        spill = self.hbm(f"_spill_{block.name}", (block.partitions, block.free_size), block.dtype,
+                                         "internal").storage
+                    p_tile, p_a, p_b = previous
+                    if p_a == 0 or any(kind != READS for _, kind in u[p_a:p_b]):  # it wrote: HBM is behind
+                        after[u[p_b - 1][0]].append(_spill_dma(spill, p_tile, insts[u[p_b - 1][0]]))
+                    before[u[a][0]].append(_spill_dma(tile, spill, insts[u[a][0]]))
+                previous = (tile, a, b)
+        program = []
+        for n, inst in enumerate(insts):
+            program += before.get(n, ())
+            program.append(_retarget(inst, moved[n], n) if n in moved else inst)
+            program += after.get(n, ())
+        self.program.instructions = program
 
     def mark(self) -> tuple:
         """The allocators' state, to release what is allocated after it (a loop iteration's tiles)."""
@@ -288,6 +399,52 @@ def _use(lifetimes: dict, tile: SbufTile, n: int, base: int) -> None:
         life.last = n
 
 
+def _whole(ap) -> bool:
+    """Whether a direct pattern writes every element of its tile, once each, in order."""
+    tile = ap.tensor
+    return (ap.offset == 0 and ap.size == tile.partitions * tile.free_size and ap.indirect_dim is None
+            and all(step == math.prod(ap.shape[k + 1:]) for k, (step, _) in enumerate(ap.pattern)))
+
+
+def _whole_pattern(tensor) -> AccessPattern:
+    """All of an SBUF tile, or of an HBM tensor of shape (partitions, free size), row by row."""
+    rows, size = (tensor.partitions, tensor.free_size) if isinstance(tensor, SbufTile) else tensor.shape
+    return AccessPattern(tensor, ((size, rows), (1, size)))
+
+
+def _spill_dma(dst, src, near: Instruction) -> DmaCopy:
+    """A DMA of a whole block between SBUF and its spill tensor in HBM (issued beside ``near``, whose source
+    line it takes)."""
+    dma = DmaCopy(_whole_pattern(dst), _whole_pattern(src))
+    dma.validate(f"the spill DMA {dst.name} <- {src.name}")
+    dma.source = near.source
+    return dma
+
+
+def _retarget(inst: Instruction, moved: dict, n: int) -> Instruction:
+    """A copy of ``inst`` using, for each block in ``moved``, the tile given for it there."""
+    copied = copy.copy(inst)
+    for f in dataclasses.fields(inst):
+        value = getattr(inst, f.name)
+        if isinstance(value, AccessPattern):
+            setattr(copied, f.name, _moved(value, moved))
+    copied.validate(f"instruction {n} ({inst.opcode})")
+    return copied
+
+
+def _moved(ap: AccessPattern, moved: dict) -> AccessPattern:
+    tensor = moved.get(ap.tensor, ap.tensor)
+    vector = ap.vector_offset if ap.vector_offset is None else _moved(ap.vector_offset, moved)
+    if tensor is ap.tensor and vector is ap.vector_offset:
+        return ap
+    return AccessPattern(tensor, ap.pattern, ap.offset, vector, ap.indirect_dim, ap.row_size)
+
+
+def _describe(n: int, inst: Instruction) -> str:
+    where = "" if inst.source is None else f", {os.path.basename(inst.source[0])}:{inst.source[1]}"
+    return f"instruction {n} ({inst.opcode}{where})"
+
+
 def _aligned_bytes(tile: SbufTile) -> int:
     return ceil_div(tile.bytes_per_partition, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
 
@@ -298,8 +455,7 @@ def _cover(state, ap):
         return True
     tile = ap.tensor
     size = tile.partitions * tile.free_size
-    if ap.offset == 0 and ap.size == size and ap.indirect_dim is None and all(
-            step == math.prod(ap.shape[k + 1:]) for k, (step, _) in enumerate(ap.pattern)):
+    if _whole(ap):
         return True
     mask = np.zeros(size, bool) if state is None else state
     if ap.indirect_dim is not None:
