@@ -4,7 +4,8 @@ A Program declares its HBM tensors and its SBUF tiles; the simulator backs them
 with numpy storage. SBUF tiles live at a byte address inside every partition
 they span, so a tile of shape (P, F...) takes prod(F) * itemsize bytes in each
 of partitions 0..P-1. A tile with block dimensions is one such tile per block,
-each given storage only from its first write to its last use (``place_blocks``).
+each given storage only from its first write to its last use (``place_blocks``); where those live at once
+exceed the capacity, some are spilled to HBM and reloaded (``plan_spills``), as neuronx-cc does.
 Fresh memory is poisoned with 0xFF bytes: NaN in every
 float dtype, -1 (or the maximum) in every integer dtype, so that a read of
 never-written data shows up in results.
@@ -189,7 +190,8 @@ def place_blocks(capacity: int, fixed: list[Lifetime], blocks: list[Lifetime], w
     (NKI Block Dimension Migration Guide; NKI Direct Allocation Developer Guide, "Background: NKI Tensors
     Semantics"). A block's ``last`` may be extended by the caller (to keep two blocks of a tensor apart, double
     buffering); ``place_blocks`` honours whatever lifetimes it is given. Sets each block's ``offset``; raises
-    SbufCapacityError when a block finds no room, with the peak of what is live at once.
+    SbufCapacityError when a block finds no room, with the peak of what is live at once (the tracer then
+    spills SBUF blocks, ``plan_spills``).
     """
     order = sorted(range(len(blocks)), key=lambda i: (blocks[i].first, -blocks[i].size, i))
     fixed = sorted((f for f in fixed if f.size), key=lambda f: f.first)
@@ -224,9 +226,12 @@ def plan_spills(capacity: int, fixed: list[Lifetime], uses: list[list[tuple[int,
     where the piece before it was stored after its last use (if that piece wrote the block).
 
     The rule is what a compiler that keeps the kernel's order does when tiles outnumber the memory, and what
-    neuronx-cc does (its kernels name the HBM tensors ``_spill_N`` and their reloads ``_reload_N``): spill.
-    Which block goes is Belady's choice (the one used again furthest ahead; a block is dead, and gives its
-    storage back, from its last use before an overwrite). ``fixed`` tiles (the stack's) stay at their
+    neuronx-cc does: spill (the kernels it generated for NKIBench, e.g. swiglu_M4096_N3072_K1024_0, store SBUF
+    tiles to HBM tensors named ``_spill_N`` and load them back into ``_reload_N``). Which block goes is
+    Belady's choice (the one used again furthest ahead; L. A. Belady, "A study of replacement algorithms for a
+    virtual-storage computer", IBM Systems Journal 5(2), 1966); a block is dead, and gives its storage back,
+    from its last use before an overwrite (NKI documents the lifetime of a tile's address as first write to
+    last read: nki.compiler.Allocation, LINEAR). ``fixed`` tiles (the stack's) stay at their
     addresses while in use and count against ``capacity`` (bytes per partition). ``describe(n)`` names
     instruction n, and ``names`` the blocks, in the error raised when one instruction's blocks, with the tiles
     in use, exceed capacity.

@@ -5,7 +5,9 @@ unrolled, shapes and scales are Python values, and every nisa call appends one
 instruction. SBUF tiles allocated in an ``affine_range`` iteration take turns in
 two rotating buffers, as NKI's allocator gives them; a sequential loop's reuse
 one. The blocks of tiles with block dimensions get storage when the trace ends,
-each from its first write to its last use (``Tracer.finish``), and a copy that
+each from its first write to its last use (``Tracer.finish``), as do tiles the
+stack cannot hold; blocks past SBUF's capacity are spilled to HBM by DMAs the
+Program shows (``Tracer._spill``). A copy that
 only moves an instruction's fresh result into the tile it is assigned to
 (``tile[...] = nisa.exp(...)``) is folded into that instruction, as NKI's
 compiler writes such results in place.
@@ -475,10 +477,10 @@ def _check_written(state, ap, n: int, inst: Instruction) -> None:
     where = "" if inst.source is None else f", {os.path.basename(inst.source[0])}:{inst.source[1]}"
     what = "before any instruction wrote it" if state is None else "where no instruction wrote it yet"
     raise InvalidValueError(
-        f"instruction {n} ({inst.opcode}{where}) reads {ap.describe()}, a block of a tile with block dimensions, "
-        f"{what}: NKI's allocator gives a block storage from its first write to its last use (the block dimension is "
-        f"logical, NKI Block Dimension Migration Guide), so what it holds before is another block's; write the "
-        f"block first (nl.load, nl.zeros, a memset) or mask the read to what was written")
+        f"instruction {n} ({inst.opcode}{where}) reads {ap.describe()}, a block of a tile with block dimensions (or a "
+        f"tile the stack could not hold), {what}: NKI's allocator gives a block storage from its first write to its "
+        f"last use (the block dimension is logical, NKI Block Dimension Migration Guide), so what it holds before is "
+        f"another block's; write the block first (nl.load, nl.zeros, a memset) or mask the read to what was written")
 
 
 def tracing() -> bool:
