@@ -215,8 +215,8 @@ def test_sbuf_capacity_error_names_tile_and_bytes():
         too_much = nl.ndarray((128, 10000), dtype=nl.float32, name="too_much")  # 40000 more: only when big is dead
         nisa.memset(big, 0.0)
         nisa.memset(too_much, 1.0)
-        nl.add(big[:, 0:10000], too_much)  # NKI gives tiles storage while they live: this needs both at once
-    with pytest.raises(errors.SbufCapacityError, match=r"'too_much.0'.*bytes per partition.*160,000 bytes.*196,608"):
+        nl.add(big[:, 0:10000], too_much)  # NKI gives tiles storage while they live: big is, at the memset
+    with pytest.raises(errors.SbufCapacityError, match=r"requires 200,000 bytes .*'too_much.0'.*other tiles in use then: 160,000\), got 196,608"):
         trace(k)
     # the 224 KiB SBUF of trn2 holds both
     trace(lambda: [nl.ndarray((128, 40000), nl.float32), nl.ndarray((128, 10000), nl.float32)] and None

@@ -268,12 +268,12 @@ def plan_spills(capacity: int, fixed: list[Lifetime], uses: list[list[tuple[int,
                 total -= sizes[b]
             if total + in_use[n] > capacity:
                 own = sum(sizes[b] for b in used)
-                named = "" if names is None else ", ".join(repr(names[b]) for b in used) + ": "
+                named = "" if names is None else " " + ", ".join(repr(names[b]) for b in used)
                 raise SbufCapacityError(
-                    f"{describe(n)} needs its blocks ({named}{own:,} bytes per partition) and the tiles in use then "
-                    f"({int(in_use[n]):,} bytes) in SBUF at once, over the {capacity:,} a partition has, even with "
-                    f"every other block spilled to HBM; split the blocks' free dimension (fewer bytes per block) or "
-                    f"use fewer blocks in one instruction")
+                    f"{describe(n)} requires {own + int(in_use[n]):,} bytes per partition of SBUF at once (its "
+                    f"blocks{named}: {own:,}; the other tiles in use then: {int(in_use[n]):,}), got {capacity:,} "
+                    f"even with every other block spilled to HBM; split the blocks' free dimension (fewer bytes "
+                    f"per block) or use fewer blocks in one instruction")
         for b in used:
             position[b] += 1
             if position[b] == len(uses[b]) or uses[b][position[b]][1] == OVERWRITES:
