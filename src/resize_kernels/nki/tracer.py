@@ -214,8 +214,7 @@ class Tracer:
         try:
             self._place("sbuf", uses, tensors, fixed["sbuf"], buffered=True)
         except SbufCapacityError as error:
-            self._spill_until_placed(uses, fixed["sbuf"], error)
-            uses, tensors, fixed = self._block_uses(check=False)
+            uses, tensors, fixed = self._spill_until_placed(uses, fixed["sbuf"], error)
         self._place("psum", uses, tensors, fixed["psum"], buffered=True)
         for tile in self.blocks:  # a block indexed but never used by an instruction: anywhere
             if tile.address is None:
@@ -286,9 +285,10 @@ class Tracer:
     #: Tries of ``_spill_until_placed``: each plans with one more block's bytes kept free (room lost to gaps).
     SPILL_TRIES = 8
 
-    def _spill_until_placed(self, uses: dict, fixed: dict, error: SbufCapacityError) -> None:
-        """Spill SBUF blocks (``_spill``) until they can be placed. The spills are planned on the bytes live at
-        once; when the blocks then do not fit the gaps the stack's tiles leave, plan again with less room."""
+    def _spill_until_placed(self, uses: dict, fixed: dict, error: SbufCapacityError) -> tuple:
+        """Spill SBUF blocks (``_spill``) until they can be placed, and return the new Program's ``_block_uses``.
+        The spills are planned on the bytes live at once; when the blocks then do not fit the gaps the stack's
+        tiles leave, plan again with less room."""
         original, blocks, internal = self.program.instructions, dict(self.blocks), list(self.program.internal)
         step = max([_aligned_bytes(t) for t in uses if t.memory == "sbuf"] + [SBUF_ALIGNMENT])
         for attempt in range(self.SPILL_TRIES):
@@ -305,7 +305,7 @@ class Tracer:
             new_uses, tensors, new_fixed = self._block_uses(check=False)
             try:
                 self._place("sbuf", new_uses, tensors, new_fixed["sbuf"], buffered=False)
-                return
+                return new_uses, tensors, new_fixed
             except SbufCapacityError as e:
                 error = e
         raise error
