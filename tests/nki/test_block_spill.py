@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from resize_kernels.machine.errors import SbufCapacityError
-from resize_kernels.machine.memory import DEFAULT_SBUF_PARTITION_BYTES, OVERWRITES, READS, Lifetime, plan_spills
+from resize_kernels.machine.memory import (
+    DEFAULT_SBUF_PARTITION_BYTES,
+    OVERWRITES,
+    READS,
+    Lifetime,
+    plan_spills,
+)
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import isa as nisa
 from resize_kernels.nki import language as nl

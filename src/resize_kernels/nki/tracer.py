@@ -16,7 +16,6 @@ compiler writes such results in place.
 from __future__ import annotations
 
 import collections
-import copy
 import dataclasses
 import functools
 import inspect
@@ -26,6 +25,7 @@ import os
 import sys
 import threading
 import types
+from copy import copy as shallow_copy
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from ..machine.isa import DmaCopy, DmaCopyAdd, Instruction, Program
 from ..intmath import ceil_div
 from ..machine.errors import SbufCapacityError
 from .allocation import check_direct
-from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, PSUM_PARTITION_BYTES, MODIFIES, OVERWRITES,
+from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, MODIFIES, OVERWRITES, PSUM_PARTITION_BYTES,
                               READS, SBUF_ALIGNMENT, HbmTensor, Lifetime, SbufAllocator, SbufTile, extents,
                               place_blocks, plan_spills)
 from .tensor import NkiTensor
@@ -266,7 +266,7 @@ class Tracer:
         own = {t: lifetimes[t].last for t in tiles}
         kept = dict(own)
         for blocks in tensors.values():
-            for a, b in zip(blocks, blocks[1:]):
+            for a, b in itertools.pairwise(blocks):
                 if a in kept:
                     kept[a] = max(own[a], lifetimes[b].first)
         stack = list(fixed.values())
@@ -329,7 +329,7 @@ class Tracer:
             u, spill = uses[block], None
             starts = [0, *block_cuts, len(u)]
             previous = None
-            for k, (a, b) in enumerate(zip(starts, starts[1:])):
+            for k, (a, b) in enumerate(itertools.pairwise(starts)):
                 reload = k > 0 and u[a][1] != OVERWRITES
                 if k == 0:
                     tile = block
@@ -425,7 +425,7 @@ def _spill_dma(dst, src, near: Instruction) -> DmaCopy:
 
 def _retarget(inst: Instruction, moved: dict, n: int) -> Instruction:
     """A copy of ``inst`` using, for each block in ``moved``, the tile given for it there."""
-    copied = copy.copy(inst)
+    copied = shallow_copy(inst)
     for f in dataclasses.fields(inst):
         value = getattr(inst, f.name)
         if isinstance(value, AccessPattern):
