@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import InvalidValueError, NotSimulatedError
+from ..machine.isa import PSUM_BANK_BYTES, PSUM_BANKS  # a physical PSUM tile is within one bank (psum.alloc)
 from ..machine.memory import SbufTile
 
 #: Bytes per partition the compiler keeps for its own use at the top of SBUF ("192KiB-16KiB", NKI Direct
 #: Allocation Developer Guide); a kernel's direct allocations end below it.
 COMPILER_RESERVED_SBUF_BYTES = 16 * 1024
-#: PSUM: 8 banks of 2 KiB per partition (NKI architecture guides); a physical PSUM tile is within one bank
-#: (nki.compiler.psum.alloc: "fdim_size cannot exceed 2KiB").
-PSUM_BANK_BYTES, PSUM_BANKS = 2 * 1024, 8
 
 
 @dataclass(frozen=True)
