@@ -178,6 +178,23 @@ def _sum_in_order(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(x, axis=-1)[..., -1]
 
 
+#: Reductions with a numpy ufunc; those whose float rounding depends on the order reduce element after element.
+_REDUCE_UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+                  "maximum": np.maximum, "max": np.maximum, "minimum": np.minimum, "min": np.minimum}
+_ORDERED = ("add", "subtract", "multiply", "divide")
+
+
+def _reduce_last(op: str, x: np.ndarray) -> np.ndarray:
+    """ALU ``op`` over the last axis of float32 ``x``, in order (an op without a ufunc is folded one by one)."""
+    ufunc = _REDUCE_UFUNCS.get(op)
+    if ufunc is None:
+        f, y = ALU_OPS[op], x[..., 0]
+        for k in range(1, x.shape[-1]):
+            y = f(y, x[..., k])
+        return y
+    return ufunc.accumulate(x, axis=-1)[..., -1] if op in _ORDERED else ufunc.reduce(x, axis=-1)
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     """Reinterpret as unsigned integers of the same width, so that copies move bits, never values."""
     return a.view(_BITS[a.dtype.itemsize])
@@ -533,17 +550,13 @@ class Executable:
         dtype (the page's "reduction along the free dimension of the tensor_scalar result")."""
         f0, r0, c0 = ALU_OPS[inst.op0], inst.reverse0, self._operand(inst.operand0, data.ndim)
         res = self._sbuf_view(inst.reduce_res)
-        ufunc = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "max": np.maximum,
-                 "min": np.minimum}[inst.reduce_op]
-        ordered = inst.reduce_op in ("add", "subtract", "multiply")
         out_dtype, res_dtype, to_f32, cast = dst.dtype, res.dtype, dtypes.to_f32, dtypes.cast
 
         def step():
             x = to_f32(data)
             with np.errstate(all="ignore"):
                 y = np.asarray(f0(c0(), x) if r0 else f0(x, c0()), np.float32)
-                rows = y.reshape(y.shape[0], -1)
-                total = ufunc.accumulate(rows, axis=1)[:, -1] if ordered else ufunc.reduce(rows, axis=1)
+                total = _reduce_last(inst.reduce_op, y.reshape(y.shape[0], -1))
             np.copyto(dst, cast(y, out_dtype))
             np.copyto(res, cast(np.asarray(total, np.float32), res_dtype).reshape(res.shape))
         return step
@@ -591,25 +604,14 @@ class Executable:
 
     def _tensor_reduce(self, n: int, inst: TensorReduce):
         dst, data = self._sbuf_view(inst.dst), self._sbuf_view(inst.data)
-        f, out_dtype, to_f32, cast = ALU_OPS[inst.op], dst.dtype, dtypes.to_f32, dtypes.cast
+        out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
         kept = data.shape[:data.ndim - inst.axes]
-        ordered = inst.op in ("add", "subtract", "multiply", "divide")  # float rounding depends on the order
-        ufunc = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-                 "maximum": np.maximum, "max": np.maximum, "minimum": np.minimum, "min": np.minimum}.get(inst.op)
         sign = np.float32(-1 if inst.negate else 1)
 
         def step():
             x = to_f32(data).reshape(*kept, -1)
             with np.errstate(all="ignore"):
-                if ufunc is None:  # an op without a numpy ufunc: fold it in order
-                    y = x[..., 0]
-                    for k in range(1, x.shape[-1]):
-                        y = f(y, x[..., k])
-                elif ordered:
-                    y = ufunc.accumulate(x, axis=-1)[..., -1]
-                else:
-                    y = ufunc.reduce(x, axis=-1)
-                y = np.asarray(y, np.float32) * sign
+                y = np.asarray(_reduce_last(inst.op, x), np.float32) * sign
             np.copyto(dst, cast(y, out_dtype).reshape(dst.shape))
         return step
 
