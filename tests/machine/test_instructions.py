@@ -271,12 +271,20 @@ def test_engine_shape_mismatch_is_an_error():
         trace(k)
 
 
-def test_dma_cannot_cast():
+def test_a_dma_casts_but_an_accumulating_dma_does_not():
+    """A plain DMA casts between dtypes (NKI DMA overview); the read-modify-write one adds in one dtype."""
     def k(x):
-        t = nl.ndarray(x.shape, nl.float16)
-        nisa.dma_copy(dst=t, src=x)
-    with pytest.raises(ValueError, match="dma_copy moves bits and cannot cast"):
-        trace(k, TensorSpec((2, 2), np.float32))
+        out = nl.ndarray(x.shape, nl.float16, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=x)
+        return out
+    assert trace(k, TensorSpec((2, 2), np.float32)).instructions[0].dst.dtype == np.float16
+
+    def rmw(x):
+        out = nl.ndarray(x.shape, nl.float16, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=x, dst_rmw_op=nl.add)
+        return out
+    with pytest.raises(ValueError, match="dma_copy with dst_rmw_op moves bits and cannot cast"):
+        trace(rmw, TensorSpec((2, 2), np.float32))
 
 
 def test_program_listing_and_summary():

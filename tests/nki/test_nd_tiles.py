@@ -334,7 +334,7 @@ def test_psum_tiles_compute_like_sbuf_tiles_but_dmas_cannot_reach_them():
     program, got = simulate(kernel, x)
     np.testing.assert_array_equal(got, 2 * x)
     assert "@ psum+0x30000" in str(program.instructions[1].dst.tensor)  # past trn1's 192 KiB of SBUF
-    assert program.psum_high_water == 64 and program.sbuf_high_water == 128
+    assert program.psum_high_water == 2048 and program.sbuf_high_water == 128  # a PSUM tile takes a bank
 
     def direct(a):
         acc = nl.zeros((2, 4), dtype=nl.float32, buffer=nl.psum)

@@ -19,7 +19,7 @@ from ..display import html_table
 from ..errors import InvalidValueError
 from . import dtypes
 from .access import AccessPattern
-from .memory import PSUM_PARTITION_BYTES, HbmTensor
+from .memory import PSUM_BANK_BYTES, PSUM_PARTITION_BYTES, HbmTensor
 
 #: DMA engines per NeuronCore ("each NeuronCore (v2-v4) is paired with 16 DMA engines", NKI DMA overview).
 DMA_QUEUES = 16
@@ -537,7 +537,9 @@ class Activation(Instruction):
 
 @dataclass(eq=False)
 class DmaCopy(Instruction):
-    """Move bits between HBM and SBUF (either way, or within one); src may be an indirect gather."""
+    """Move data between HBM and SBUF (either way, or within one); src may be an indirect gather. Between two
+    dtypes a direct DMA casts, through float32 as the engines do (NKI docs, "Introduction to DMA with NKI":
+    source to FP32, then to the destination type)."""
 
     dst: AccessPattern
     src: AccessPattern
@@ -552,16 +554,16 @@ class DmaCopy(Instruction):
         if self.dst.indirect_dim is not None:
             raise InvalidValueError(f"{where}: dma_copy supports an indirect source (gather) only, got an indirect "
                                     f"destination {self.dst.describe()}")
-        self._check_moves_bits(where, "dma_copy")
+        self._check_moves_bits(where, "dma_copy", casts=self.src.indirect_dim is None)
 
-    def _check_moves_bits(self, where: str, what: str) -> None:
-        """A DMA moves bits between HBM and SBUF: one dtype and one shape on both sides."""
+    def _check_moves_bits(self, where: str, what: str, casts: bool = False) -> None:
+        """A DMA moves data between HBM and SBUF: one shape on both sides, and one dtype unless it ``casts``."""
         for ap in (self.src, self.dst):
             if ap.is_sbuf and ap.tensor.memory != "sbuf":
                 raise InvalidValueError(f"{where}: {what} moves data between HBM and SBUF; {ap.describe()} is in "
                                         f"{ap.tensor.memory.upper()}, which the engines reach: copy it to an SBUF tile "
                                         f"first (nl.copy or nisa.tensor_copy)")
-        if self.src.dtype != self.dst.dtype:
+        if self.src.dtype != self.dst.dtype and not casts:
             raise InvalidValueError(f"{where}: {what} moves bits and cannot cast, so it needs one dtype on both sides: "
                                     f"source {self.src.describe()} is {self.src.dtype}, destination {self.dst.describe()} "
                                     f"is {self.dst.dtype}; cast the tile with tensor_copy first")
@@ -635,11 +637,9 @@ class DmaCopyAdd(DmaCopy):
 
 # -- the tensor engine ---------------------------------------------------------------------------------
 
-#: PSUM per partition: 8 banks of 2 KiB (16 KiB); a matmul's output lies within one bank [NKI architecture guide
-#: (Trainium/Inferentia2), "Near-memory accumulation in PSUM"], and a PSUM tensor starts at a bank [NKI 0.3.0,
-#: "NKI Beta 2 migration guide": "The allocation for PSUM tensors must start at the beginning of each bank"]. The
-#: bank rule is checked from the tile's start, so it holds wherever an allocator puts the tile.
-PSUM_BANK_BYTES = 2 * 1024
+#: PSUM per partition: 8 banks of 2 KiB (16 KiB, memory.PSUM_BANK_BYTES); a matmul's output lies within one bank
+#: [NKI architecture guide (Trainium/Inferentia2), "Near-memory accumulation in PSUM"]. The bank rule is checked
+#: from the tile's start (which the allocators put at a bank).
 PSUM_BANKS = PSUM_PARTITION_BYTES // PSUM_BANK_BYTES
 #: The PE array: 128 rows (the contraction: both inputs' partitions) x 128 columns (stationary's free size);
 #: moving's free size is at most 512, the float32 elements of one PSUM bank [nki.isa.nc_matmul].

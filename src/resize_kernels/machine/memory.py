@@ -37,6 +37,10 @@ DEFAULT_SBUF_PARTITION_BYTES = SBUF_PARTITION_BYTES["trn1"]
 PSUM_PARTITION_BYTES = 16 * KIB
 #: Tiles start on this byte boundary within a partition.
 SBUF_ALIGNMENT = 64
+#: PSUM is 8 banks of 2 KiB per partition, and a PSUM tensor starts at a bank ["The allocation for PSUM tensors must
+#: start at the beginning of each bank", NKI 0.3.0 Beta 2 migration guide; "only one physical tile can live in a
+#: PSUM bank at a time", NKI Direct Allocation Developer Guide], so PSUM is given out in whole banks.
+PSUM_BANK_BYTES = 2 * KIB
 POISON_BYTE = 0xFF
 
 
@@ -85,6 +89,11 @@ class SbufTile:
     def bytes_per_partition(self) -> int:
         return self.free_size * self.dtype.itemsize
 
+    @property
+    def footprint(self) -> int:
+        """The bytes per partition its memory gives it: SBUF_ALIGNMENT multiples in SBUF, whole banks in PSUM."""
+        return footprint(self.bytes_per_partition, self.memory)
+
     def __str__(self) -> str:
         shape = ",".join(map(str, self.shape))
         return f"{self.name}: {dtypes.short_name(self.dtype)}[{shape}] @ {self.memory}+0x{self.address:05x}"
@@ -121,7 +130,7 @@ class SbufAllocator:
                 f"{self.memory.upper()} allocation of tile {tile.name!r} ({dtypes.short_name(dtype)}{list(shape)}) "
                 f"needs {need} bytes per partition, but only {self.capacity - self.top} of {self.capacity} are free "
                 f"({self.top} in use); split the tile's free dimension or {hint}")
-        self.top += ceil_div(need, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+        self.top += tile.footprint
         self.high_water = max(self.high_water, self.top)
         self.reach[partitions] = max(self.reach.get(partitions, 0), tile.address + need)
         return tile
@@ -160,12 +169,18 @@ class SbufAllocator:
 
     def note(self, tile: SbufTile) -> None:
         """Count ``tile``'s storage in the high-water mark and the reach (what a Program's tiles occupy)."""
-        self.high_water = max(self.high_water, tile.address - self.base + _aligned(tile.bytes_per_partition))
+        self.high_water = max(self.high_water, tile.address - self.base + tile.footprint)
         self.reach[tile.partitions] = max(self.reach.get(tile.partitions, 0), tile.address + tile.bytes_per_partition)
 
 
 def _aligned(nbytes: int) -> int:
     return ceil_div(nbytes, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
+
+
+def footprint(nbytes: int, memory: str) -> int:
+    """``nbytes`` per partition as ``memory`` ("sbuf" or "psum") gives them out (SbufTile.footprint)."""
+    unit = PSUM_BANK_BYTES if memory == "psum" else SBUF_ALIGNMENT
+    return ceil_div(nbytes, unit) * unit
 
 
 @dataclass

@@ -762,6 +762,10 @@ class Executable:
     # -- DMA ---------------------------------------------------------------------------------
     def _dma_copy(self, n: int, inst: DmaCopy):
         dst = self._bits_view(inst.dst)
+        if inst.src.dtype != inst.dst.dtype:  # a casting DMA: through float32, as tensor_copy
+            src, out_dtype, to_f32, cast = self._bits_view(inst.src), inst.dst.dtype, dtypes.to_f32, dtypes.cast
+            in_dtype = inst.src.dtype
+            return lambda: np.copyto(dst(), _bits(cast(to_f32(src().view(in_dtype)), out_dtype)))
         if inst.src.indirect_dim is None:
             src = self._bits_view(inst.src, into_other_tile=inst.dst.is_sbuf and not _may_overlap(inst.dst, inst.src))
             return self._copy_step(dst, src, inst.dst, inst.src)
