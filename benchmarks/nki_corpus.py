@@ -47,6 +47,7 @@ import importlib.util
 import itertools
 import json
 import math
+import os
 import sys
 import tarfile
 import tempfile
@@ -306,7 +307,7 @@ class SampleTest:
     numeric: str
     small: dict
     perf: str
-    target: str = "trn1"  # the platform its tests measure on
+    target: str = "trn1"  # the platform its tests measure on (its perf test runs with NEURON_PLATFORM_TARGET_OVERRIDE)
 
 
 #: The kernels with a perf test at SAMPLES.commit. The small shapes meet each kernel's asserts (sequence
@@ -373,6 +374,20 @@ def describe(params: dict) -> str:
     return " ".join(f"{k}={short(v)}" for k, v in params.items())
 
 
+@contextlib.contextmanager
+def platform(target: str):
+    """Run as on a ``target`` instance: NKI compiles for the platform NEURON_PLATFORM_TARGET_OVERRIDE names."""
+    before = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = target
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"]
+        else:
+            os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = before
+
+
 def sample_kernels(clone: Path, tmp: Path, args) -> list:
     root = extract(clone, SAMPLES, ["src", "test/unit"], tmp / "nki-samples")
     sys.path.insert(0, str(root / "src"))  # the tests import nki_samples.reference.*
@@ -411,7 +426,8 @@ def sample_kernel(test_file: Path, test: SampleTest) -> Kernel:
             m.bench_func.benchmark_result = None
             np.random.seed(0)
             try:
-                function(**params)
+                with platform(test.target):
+                    function(**params)
             except Exception:  # the test's own bound, or its trace-file check, after the benchmark: report it
                 if m.bench_func.benchmark_result is None:
                     raise

@@ -261,5 +261,5 @@ def test_jit_takes_nkis_mode_and_platform_target():
     with pytest.raises(InvalidValueError, match="nki.jit requires platform_target to be one of .*, got 'trn9'"):
         nki.jit(platform_target="trn9")
     trn3 = nki.benchmark(nki.jit(caller.func, platform_target="trn3"))
-    with pytest.raises(InvalidValueError, match="platform_target='trn3' requires a cost model of it"):
+    with pytest.raises(InvalidValueError, match="for platform 'trn3' requires a cost model of it"):
         trn3(x)

@@ -16,10 +16,11 @@ import types
 from . import classic, isa, language, typing
 from .tensor import NkiTensor, TensorSpec
 from .launch import baremetal, benchmark, jit, simulate_kernel
+from .launch import simulated as simulate
 from .tracer import trace
 
 __all__ = ["isa", "language", "typing", "classic", "NkiTensor", "TensorSpec", "jit", "trace", "baremetal",
-           "benchmark", "simulate_kernel", "install_aliases"]
+           "benchmark", "simulate", "simulate_kernel", "install_aliases"]
 
 #: The module names install_aliases registers, with the module of this package each stands for ("" = itself): the
 #: classic namespace (NKI Beta 1, ``neuronxcc.nki``) is the classic dialect, the new one (``nki``) this package.

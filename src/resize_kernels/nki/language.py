@@ -18,6 +18,7 @@ dimension of a shape given to ``nl.ndarray`` / ``nl.zeros``.
 from __future__ import annotations
 
 import builtins
+import contextlib
 from types import SimpleNamespace
 
 import ml_dtypes
@@ -84,6 +85,8 @@ class AluOp:
             shape = as_ap(out).shape
         box = masked_box(mask, shape)
         if box == ():
+            if result is not None:
+                fresh(result, box)
             return out
         dst = cut_box(out, box)
 
@@ -184,7 +187,8 @@ def cut_box(x, box):
 
 def fresh(tile, box) -> None:
     """Mark ``tile`` (a new tile) as the fresh result of the last instruction, written in ``box``: assigning it
-    into another tile (``t[...] = result``) then becomes that instruction writing there (Tracer._fold_copies)."""
+    into another tile (``t[...] = result``) then becomes that instruction writing there (Tracer._fold_copies).
+    ``box`` ``()``: a masked-out instruction wrote nothing, so assigning or adding the result does nothing."""
     current().mark_fresh(tile.storage, box)
 
 
@@ -203,6 +207,8 @@ def assign(dst, value) -> None:
         return  # t[k] += x wrote in place; Python's follow-up t[k] = t[k] has nothing to copy
     tracer = current()
     made = tracer.take_fresh(value.storage) if isinstance(value, _tensor.NkiTensor) else None
+    if made is not None and made[1] == ():
+        return  # the statement is masked out
     src = _tensor.broadcast_to(src, dst.shape, "tile[...] =")
     box = made[1] if made is not None and src.shape == dst.shape else None
     nisa.tensor_copy(cut_box(dst, box), cut_box(src, box))
@@ -210,7 +216,19 @@ def assign(dst, value) -> None:
         tracer.note_assignment(made[0], value.storage)
 
 
-_tensor.ELEMENTWISE.update({name: globals()[name] for name in ALU_OPS}, negative=negative,
+def add_in_place(x, y, dtype, out) -> None:
+    """``x += y``: an add into x; where y is a fresh result (``psum[...] += nisa.nc_matmul(...)``, classic NKI's
+    accumulation), the producer may accumulate into x itself instead (Tracer._fold_accumulations)."""
+    tracer = current()
+    made = tracer.take_fresh(y.storage) if isinstance(y, _tensor.NkiTensor) else None
+    if made is not None and made[1] == ():
+        return  # the statement is masked out
+    add(x, y, dtype=dtype, out=out)
+    if made is not None and made[1] is None:
+        tracer.note_accumulation(made[0], y.storage)
+
+
+_tensor.ELEMENTWISE.update({name: globals()[name] for name in ALU_OPS}, negative=negative, add_in_place=add_in_place,
                            memset=lambda dst, value: nisa.memset(dst, value), assign=assign,
                            broadcast_to=lambda x, shape: broadcast_to(x, shape))
 
@@ -251,6 +269,7 @@ def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
     shape, par_axis = _shape(shape)
     buffer = sbuf if buffer is None else buffer
     if isinstance(buffer, DirectAllocation):
+        buffer = tracer.traced_once(buffer)
         if not par_axis:
             return _tensor.NkiTensor(tracer.direct_tile(tracer.unique(name or "t"), shape, dtype, buffer, ()))
         return _blocks(tracer, name, shape, par_axis, dtype, buffer)
@@ -371,6 +390,8 @@ def full(shape, fill_value, dtype, buffer=sbuf, name: str | None = None, lazy_in
         raise InvalidTypeError(f"nl.full requires a number as fill_value, got {type(fill_value).__name__}")
     plain, par_axis = _shape(shape)
     if par_axis:
+        if isinstance(buffer, DirectAllocation):
+            buffer = current().traced_once(buffer)
         return _blocks(current(), name or "full", plain, par_axis, dtype, buffer, fill=fill_value)
     tile = ndarray(shape, dtype, buffer, name=name or "full")
     nisa.memset(tile.whole, fill_value)
@@ -403,7 +424,7 @@ def copy(x, dtype=None, mask: Mask | None = None):
     box = masked_box(mask, src.shape)
     if box != ():
         nisa.tensor_copy(cut_box(out, box), cut_box(src, box))
-        fresh(out, box)
+    fresh(out, box)
     return out
 
 
@@ -419,20 +440,34 @@ def affine_range(*args):
     tracer = current()
     base = tracer.mark()
     iterations = range(*args)
-    if len(iterations) == 1:  # nothing to rotate: the one iteration's tiles from the loop's base, as in any loop
-        yield iterations[0]
+    with _symbolic_loop(tracer) as loop:
+        if len(iterations) == 1:  # nothing to rotate: the one iteration's tiles from the loop's base, as in any loop
+            yield iterations[0]
+            tracer.release(base)
+            return
+        spans = (0, 0)  # bytes one iteration allocates, per allocator (SBUF, PSUM)
+        for n, i in enumerate(iterations):
+            starts = tracer.rotate(base, n, spans, ROTATING_BUFFERS)
+            outer = tracer.peaks(reset=starts)  # measure this iteration's peak, inner loops' tiles included
+            loop[1] = {}
+            try:
+                yield i
+            finally:  # also when the loop is left early: the trace's own high-water mark must survive
+                ends = tracer.peaks(reset=tuple(builtins.max(o, p) for o, p in zip(outer, tracer.peaks())))
+            spans = tuple(builtins.max(s, _aligned(e - b)) for s, e, b in zip(spans, ends, starts))
         tracer.release(base)
-        return
-    spans = (0, 0)  # bytes one iteration allocates, per allocator (SBUF, PSUM)
-    for n, i in enumerate(iterations):
-        starts = tracer.rotate(base, n, spans, ROTATING_BUFFERS)
-        outer = tracer.peaks(reset=starts)  # measure this iteration's peak, inner loops' tiles included
-        try:
-            yield i
-        finally:  # also when the loop is left early: the trace's own high-water mark must survive
-            ends = tracer.peaks(reset=tuple(builtins.max(o, p) for o, p in zip(outer, tracer.peaks())))
-        spans = tuple(builtins.max(s, _aligned(e - b)) for s, e, b in zip(spans, ends, starts))
-    tracer.release(base)
+
+
+@contextlib.contextmanager
+def _symbolic_loop(tracer):
+    """A loop NKI's front end traces once (affine_range, sequential_range), for Tracer.traced_once: yields its
+    [token, {line: executions in the current iteration}] entry, on the tracer's loop stack meanwhile."""
+    loop = [object(), {}]
+    tracer.loops.append(loop)
+    try:
+        yield loop
+    finally:
+        tracer.loops.remove(loop)
 
 
 def _aligned(nbytes: int) -> int:
@@ -449,6 +484,15 @@ def _scoped_range(*args):
         tracer.release(mark)
 
 
+def _symbolic_scoped_range(*args):
+    """_scoped_range of a loop NKI's front end traces once."""
+    tracer = current()
+    with _symbolic_loop(tracer) as loop:
+        for i in _scoped_range(*args):
+            loop[1] = {}
+            yield i
+
+
 def static_range(*args):
     """range(...) fully unrolled (NKI: by the compiler front end), as a plain Python loop: one buffer per tile,
     so iterations keep their order."""
@@ -458,7 +502,7 @@ def static_range(*args):
 def sequential_range(*args):
     """range(...) whose iterations are declared dependent (NKI: a loop-carried dependency): unrolled at trace
     time with one buffer per tile, so iterations keep their order. The simulator runs every Program in issue order."""
-    yield from _scoped_range(*args)
+    yield from _symbolic_scoped_range(*args)
 
 
 mgrid = MGrid()
@@ -498,7 +542,7 @@ def _activate(name: str, x, dtype, mask):
     box = masked_box(mask, src.shape)
     if box != ():
         nisa.activation(cut_box(out, box), name, cut_box(src, box))
-        fresh(out, box)
+    fresh(out, box)
     return out
 
 
@@ -540,20 +584,20 @@ def _access(what: str, access, mask: Mask | None):
 
 def load(access, mask: Mask | None = None, dtype=None, name: str | None = None):
     """DMA ``tensor[...]`` into a new SBUF tile of the indexed grid's shape; with a mask, only the box it keeps
-    (the rest stays as fresh memory; a mask that keeps nothing drops the DMA). ``dtype`` casts the loaded tile
-    (a tensor_copy after the DMA). A Python bool mask keeps all (True) or nothing (False)."""
+    (the rest stays as fresh memory; a mask that keeps nothing drops the DMA). ``dtype`` casts in the DMA
+    (dma_copy between two dtypes). A Python bool mask keeps all (True) or nothing (False)."""
     if mask is False or (mask not in (None, True) and isinstance(access, IndexedAccess)
                          and not mask.keeps_any(access.grid)):
         src, grid, _ = _access("load", access, None)
-        return ndarray(grid, src.dtype, name=name or "loaded")
+        tile = ndarray(grid, src.dtype if dtype is None else dtype, name=name or "loaded")
+        fresh(tile, ())
+        return tile
     mask = None if mask is True else mask
     src, grid, box = _access("load", access, mask)
-    tile = ndarray(grid, src.dtype, name=name or "loaded")
+    tile = ndarray(grid, src.dtype if dtype is None else dtype, name=name or "loaded")
     nisa.dma_copy(dst=cut(tile.whole, box), src=src)
     fresh(tile, box)
-    if dtype is None or dtypes.as_dtype(dtype) == tile.dtype:
-        return tile
-    return copy(tile, dtype, mask=mask)
+    return tile
 
 
 def store(access, value, mask: Mask | None = None) -> None:
@@ -671,6 +715,7 @@ def matmul(x, y, transpose_x: bool = False, mask: Mask | None = None):
     out = ndarray((stationary.shape[1], *moving.shape[1:]), float32, buffer=psum, name="matmul")
     box = masked_box(mask, out.shape)
     if box == ():
+        fresh(out, box)
         return out
     if box is not None:
         stationary = cut(stationary, [(0, stationary.shape[0]), box[0]])

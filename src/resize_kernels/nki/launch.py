@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import warnings
 
 import numpy as np
@@ -80,21 +81,33 @@ def jit(func=None, mode: str = "auto", platform_target: str | None = None, **dev
     return mark if func is None else mark(func)
 
 
+def platform_of(kernel) -> str | None:
+    """The NKI platform ``kernel`` is compiled for: its ``platform_target``, else the environment's
+    NEURON_PLATFORM_TARGET_OVERRIDE (as NKI reads it), else None (BENCHMARK_TARGET's)."""
+    platform = getattr(kernel, "platform_target", None) or os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE") or None
+    if platform is not None and platform not in PLATFORMS:
+        raise InvalidValueError(f"NEURON_PLATFORM_TARGET_OVERRIDE requires one of {', '.join(PLATFORMS)}, got "
+                                f"{platform!r}; set it to a NeuronCore platform or unset it")
+    return platform
+
+
 def _model_target(kernel) -> str:
-    """The cost model target a kernel is benchmarked on: its platform_target's, else BENCHMARK_TARGET."""
-    platform = getattr(kernel, "platform_target", None)
+    """The cost model target a kernel is benchmarked on: its platform's (``platform_of``), else BENCHMARK_TARGET."""
+    platform = platform_of(kernel)
     if platform is None:
         return BENCHMARK_TARGET
     if PLATFORMS[platform] is None:
-        raise InvalidValueError(f"benchmarking {kernel.__name__} for platform_target={platform!r} requires a cost "
-                                f"model of it; the model has trn1 and trn2 (platform_target 'trn1' or 'trn2')")
+        raise InvalidValueError(f"benchmarking {kernel.__name__} for platform {platform!r} requires a cost model "
+                                f"of it; the model has trn1 and trn2 (platform_target 'trn1' or 'trn2')")
     return PLATFORMS[platform]
 
 
-def _sbuf_bytes(kernel) -> dict:
-    """The trace option giving a kernel marked for a platform that platform's SBUF ({} for the default)."""
-    target = PLATFORMS.get(getattr(kernel, "platform_target", None))
-    return {} if target is None else {"sbuf_partition_bytes": target_params(target).sbuf_partition_bytes}
+def _trace_options(kernel) -> dict:
+    """The trace options of a kernel compiled for a platform (``platform_of``): that platform's SBUF and name
+    ({} for the default)."""
+    target = PLATFORMS.get(platform_of(kernel))
+    return {} if target is None else {"sbuf_partition_bytes": target_params(target).sbuf_partition_bytes,
+                                      "platform": target}
 
 
 def check_grid(grid) -> tuple:
@@ -142,7 +155,7 @@ def simulate(kernel, args, kwargs, grid: tuple = ()):
         if not isinstance(a, np.ndarray):
             raise InvalidTypeError(f"running {getattr(kernel, '__name__', 'a kernel')} requires numpy arrays as "
                                    f"tensors, got {type(a).__name__}; convert with np.asarray")
-    program = trace(kernel, *args, grid=grid, **_sbuf_bytes(kernel), **kwargs)
+    program = trace(kernel, *args, grid=grid, **_trace_options(kernel), **kwargs)
     outs = run(program, arrays)
     return program, (outs[0] if len(outs) == 1 else tuple(outs))
 
@@ -244,7 +257,7 @@ class BenchmarkKernel(Kernel):
         if self.numerics:
             program, outs = simulate(self, args, kwargs, grid)
         else:  # no source lines: the cost model does not read them, and a large trace is 10% faster without
-            program = trace(self, *args, grid=grid, sources=False, **_sbuf_bytes(self), **kwargs)
+            program = trace(self, *args, grid=grid, sources=False, **_trace_options(self), **kwargs)
             outs = UnsimulatedOutputs(self.__name__)
         target = _model_target(self)
         result = BenchmarkResult(program_cost(program, target).modelled_us, program, target)
@@ -303,3 +316,15 @@ def simulate_kernel(kernel, *args, **kwargs):
     if callable(kernel):
         return simulate(kernel, args, kwargs)[1]
     raise InvalidTypeError(f"nki.simulate_kernel requires a kernel, got {type(kernel).__name__}")
+
+
+def simulated(kernel):
+    """``nki.simulate(kernel)`` (NKI 0.3.0): the kernel as a callable, ``[grid]`` launchable too, that runs it on
+    the simulator (numpy arrays in, numpy arrays out)."""
+    if isinstance(kernel, BenchmarkKernel):
+        return Kernel(kernel.func, kernel.platform_target)
+    if isinstance(kernel, (Kernel, Launch)):
+        return kernel
+    if callable(kernel):
+        return jit(kernel)
+    raise InvalidTypeError(f"nki.simulate requires a kernel function, got {type(kernel).__name__}")

@@ -517,7 +517,7 @@ def _in_place(symbol: str, op: str, x, y):
     """``x symbol y``: x op y written into x itself (in x's dtype), as NKI's in-place tile operators do."""
     _check_operands(symbol, x, y)
     dst = as_ap(x)
-    ELEMENTWISE[op](x, y, dtype=dst.dtype, out=dst)
+    ELEMENTWISE["add_in_place" if op == "add" else op](x, y, dtype=dst.dtype, out=dst)
     return x
 
 

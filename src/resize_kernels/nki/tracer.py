@@ -33,8 +33,7 @@ import numpy as np
 from ..errors import InstructionBudgetError, InvalidTypeError, InvalidValueError
 from ..machine import dtypes
 from ..machine.access import AccessPattern
-from ..machine.isa import DmaCopy, DmaCopyAdd, Instruction, Program
-from ..intmath import ceil_div
+from ..machine.isa import DmaCopy, DmaCopyAdd, Instruction, NcMatmul, Program, TensorTensor
 from ..machine.errors import SbufCapacityError
 from .allocation import check_direct
 from ..machine.memory import (DEFAULT_SBUF_PARTITION_BYTES, MODIFIES, OVERWRITES, PSUM_PARTITION_BYTES,
@@ -79,7 +78,11 @@ class Tracer:
         self.blocks: dict = {}  # block tile -> the key of its tensor (blocks of one tensor are double-buffered)
         self.fresh: dict = {}  # tile -> (the instruction that wrote it, the box it wrote): an unread fresh result
         self.assignments: list = []  # (producer, copy, tile): copies of fresh results into assigned tiles
+        self.accumulations: list = []  # (producer, add, tile): fresh results added into tiles (x += result)
         self.direct: set = set()  # tiles the kernel placed itself (ncc.sbuf/psum.alloc, mod_alloc)
+        self.platform = "trn1"  # the platform compiled for (trn1 or trn2: nisa.get_nc_version)
+        self.loops: list = []  # symbolic loops being unrolled, outermost first: [token, {line: executions}]
+        self.loop_buffers: dict = {}  # (outermost loop token, line, k) -> the direct allocation made there first
 
     def unique(self, base: str) -> str:
         counter = self._counters.setdefault(base, itertools.count())
@@ -123,6 +126,18 @@ class Tracer:
         self.blocks[tile] = tensor_key
         return tile
 
+    def traced_once(self, buffer):
+        """The direct allocation ``buffer`` a kernel line inside symbolic loops (affine_range, sequential_range)
+        gives, as NKI's front end, which traces such a loop body once, gives it: the k-th execution of a line
+        in an iteration of its innermost loop takes what the k-th execution in the loops' first iteration
+        took. (A body that moves Python state, ``cur_addr += size`` in nki-samples' allocated attention, moves
+        it once there, but once per iteration when unrolled here.)"""
+        if not self.loops:
+            return buffer
+        line, counts = kernel_line(), self.loops[-1][1]
+        k = counts[line] = counts.get(line, -1) + 1
+        return self.loop_buffers.setdefault((self.loops[0][0], line, k), buffer)
+
     def direct_tile(self, name: str, shape, dtype, buffer, idx: tuple) -> SbufTile:
         """Block ``idx``'s tile of a tensor the kernel places itself (``buffer``: an allocation.DirectAllocation),
         at the address its function gives; checked against other tiles' lives by ``finish``."""
@@ -137,7 +152,7 @@ class Tracer:
 
     def mark_fresh(self, tile: SbufTile, box) -> None:
         """``tile`` is the fresh result of the last instruction (in ``box``, a mask's box, or None: whole)."""
-        self.fresh[tile] = (self.program.instructions[-1], box)
+        self.fresh[tile] = (self.program.instructions[-1] if box != () else None, box)
 
     def take_fresh(self, tile) -> tuple | None:
         """(producer, box) if ``tile`` is a fresh result not yet assigned anywhere; it is then no longer fresh."""
@@ -147,11 +162,17 @@ class Tracer:
         """The last instruction copied ``producer``'s fresh result ``tile`` into an assigned tile."""
         self.assignments.append((producer, self.program.instructions[-1], tile))
 
+    def note_accumulation(self, producer: Instruction, tile: SbufTile) -> None:
+        """The last instruction added ``producer``'s fresh result ``tile`` into a tile (``x += result``)."""
+        self.accumulations.append((producer, self.program.instructions[-1], tile))
+
     def finish(self) -> None:
         """After the kernel ran: fold the copies of fresh results (``_fold_copies``), place the blocks, and measure
         what the instructions' tiles occupy (a folded result's tile is no longer used)."""
-        if not (self.assignments or self.blocks or self.direct):
+        if not (self.assignments or self.accumulations or self.blocks or self.direct):
             return
+        if self.accumulations:
+            self._fold_accumulations()
         if self.assignments:
             self._fold_copies()
         if self.direct:
@@ -167,28 +188,71 @@ class Tracer:
                 if isinstance(ap.tensor, SbufTile):
                     (self.allocator if ap.tensor.memory == "sbuf" else self.psum_allocator).note(ap.tensor)
 
-    def _fold_copies(self) -> None:
-        """Make each producer write straight into the tile its fresh result was assigned to, and drop the copy,
-        where that changes no bits: the copy moves exactly what the producer wrote, in one dtype, nothing else
-        reads the result, nothing between them touches either tile, and the producer does not read the
-        destination's tile. (``v[i] = nl.load(...)`` is then one DMA into v[i], as on the device.)"""
+    def _fold_accumulations(self) -> None:
+        """``psum[...] += nisa.nc_matmul(...)`` (classic NKI's accumulation into PSUM): the matmul writes psum
+        itself and the add is dropped, where the add right after it sums exactly psum and the matmul's float32
+        result and nothing else reads that result. Onto elements something wrote before, the matmul accumulates
+        (PSUM's float32 sum: the add's bits); where nothing wrote psum yet, it overwrites, as the first matmul of
+        an accumulation group does (the add would have read uninitialized memory)."""
         insts = self.program.instructions
         position = {id(inst): n for n, inst in enumerate(insts)}
-        readers: dict = {}
-        for inst in insts:
-            for ap in inst.sources():
-                readers[ap.tensor] = readers.get(ap.tensor, 0) + 1
+        readers = _reader_counts(insts)
+        plan = {}
+        for producer, add, tile in self.accumulations:
+            p = position.get(id(producer))
+            if p is None or position.get(id(add)) != p + 1 or not isinstance(producer, NcMatmul) \
+                    or producer.accumulate or readers.get(tile) != 1 or not isinstance(add, TensorTensor) \
+                    or add.op != "add" or producer.dst.tensor is not tile:
+                continue
+            dst, made = add.dst, producer.dst
+            keys = {(ap.tensor, ap.pattern, ap.offset, ap.dtype) for ap in (add.data1, add.data2)}
+            if dst.tensor.memory == "psum" and keys == {(ap.tensor, ap.pattern, ap.offset, ap.dtype)
+                                                         for ap in (dst, made)}:
+                plan[p] = dst
+        written: dict = {}
+        targets = {dst.tensor for dst in plan.values()}
+        dropped = set()
+        for n, inst in enumerate(insts):
+            dst = plan.get(n)
+            if dst is not None:
+                state = written.get(dst.tensor)
+                seen = state is True or (state is not None and _elements(state, dst).all())
+                if seen or state is None or not _elements(state, dst).any():
+                    made, inst.dst, inst.accumulate = inst.dst, dst, seen
+                    try:
+                        inst.validate(f"instruction {n} ({inst.opcode})")
+                        dropped.add(id(insts[n + 1]))
+                    except ValueError:  # the matmul cannot write there: keep the add
+                        inst.dst, inst.accumulate = made, False
+            for ap in _writes(inst):
+                if ap.tensor in targets:
+                    written[ap.tensor] = _cover(written.get(ap.tensor), ap)
+        if dropped:
+            self.program.instructions = [inst for inst in insts if id(inst) not in dropped]
+
+    def _fold_copies(self) -> None:
+        """Make each producer write straight into the tile its fresh result was assigned to, and drop the copy,
+        where the copy moves exactly what the producer wrote, nothing else reads the result, nothing between them
+        touches either tile, and the producer reads the destination's tile only in place (``s[...] =
+        nisa.tensor_scalar(s[...], ...)``: the very elements it writes). (``v[i] = nl.load(...)`` is
+        then one DMA into v[i], as on the device.) Into another dtype, the producer writes that dtype: every
+        engine casts its float32 result on output and a DMA casts too, so no intermediate rounding happens
+        (kernels with direct allocation rely on it: ``act_f32[...] = nisa.activation(data=f16_tile)``)."""
+        insts = self.program.instructions
+        position = {id(inst): n for n, inst in enumerate(insts)}
+        readers = _reader_counts(insts)
         dropped = set()
         for producer, copy, tile in self.assignments:
             p, c = position.get(id(producer)), position.get(id(copy))
             if p is None or c is None or copy.opcode != "tensor_copy" or readers.get(tile) != 1:
                 continue
             src, dst, made = copy.src, copy.dst, producer.dst
-            if made.tensor is not tile or dst.dtype != tile.dtype or (src.pattern, src.offset) != (made.pattern,
-                                                                                                  made.offset):
+            if made.tensor is not tile or (src.pattern, src.offset) != (made.pattern, made.offset):
                 continue
-            if any(ap.tensor is dst.tensor for ap in producer.sources()) or any(
-                    _touches(insts[k], (tile, dst.tensor)) for k in range(p + 1, c)):
+            if any(ap.tensor is dst.tensor and (ap.pattern, ap.offset, ap.dtype) != (dst.pattern, dst.offset,
+                                                                                    dst.dtype)
+                   for ap in producer.sources()) or any(_touches(insts[k], (tile, dst.tensor))
+                                                        for k in range(p + 1, c)):
                 continue
             producer.dst = dst
             try:
@@ -262,7 +326,7 @@ class Tracer:
         keeping block k of a tensor until block k + 1 is first written (double buffering)."""
         allocator = self.allocator if memory == "sbuf" else self.psum_allocator
         tiles = [t for t in uses if t.memory == memory]
-        lifetimes = {t: Lifetime(_aligned_bytes(t), uses[t][0][0], uses[t][-1][0], name=t.name) for t in tiles}
+        lifetimes = {t: Lifetime(t.footprint, uses[t][0][0], uses[t][-1][0], name=t.name) for t in tiles}
         own = {t: lifetimes[t].last for t in tiles}
         kept = dict(own)
         for blocks in tensors.values():
@@ -290,7 +354,7 @@ class Tracer:
         The spills are planned on the bytes live at once; when the blocks then do not fit the gaps the stack's
         tiles leave, plan again with less room."""
         original, blocks, internal = self.program.instructions, dict(self.blocks), list(self.program.internal)
-        step = max([_aligned_bytes(t) for t in uses if t.memory == "sbuf"] + [SBUF_ALIGNMENT])
+        step = max([t.footprint for t in uses if t.memory == "sbuf"] + [SBUF_ALIGNMENT])
         for attempt in range(self.SPILL_TRIES):
             self.program.instructions, self.blocks, self.program.internal = original, dict(blocks), list(internal)
             budget = self.allocator.capacity - attempt * step
@@ -319,7 +383,7 @@ class Tracer:
         insts = self.program.instructions
         blocks = [t for t in uses if t.memory == "sbuf"]
         cuts = plan_spills(budget, list(fixed.values()), [uses[t] for t in blocks],
-                           [_aligned_bytes(t) for t in blocks], describe=lambda n: _describe(n, insts[n]),
+                           [t.footprint for t in blocks], describe=lambda n: _describe(n, insts[n]),
                            names=[t.name for t in blocks])
         before, after = collections.defaultdict(list), collections.defaultdict(list)
         moved = collections.defaultdict(dict)  # instruction -> {block: the tile of its piece there}
@@ -377,6 +441,15 @@ class Tracer:
         self.psum_allocator.release(mark[1])
 
 
+def _reader_counts(insts: list) -> dict:
+    """tile -> how many operands of the instructions read it."""
+    readers: dict = {}
+    for inst in insts:
+        for ap in inst.sources():
+            readers[ap.tensor] = readers.get(ap.tensor, 0) + 1
+    return readers
+
+
 def _reads_destination(inst: Instruction) -> bool:
     """Whether an instruction reads its destination (a DMA read-modify-write, an accumulating matmul)."""
     return bool(getattr(inst, "reads_dst", False)) or isinstance(inst, DmaCopyAdd)
@@ -396,7 +469,7 @@ def _use(lifetimes: dict, tile: SbufTile, n: int, base: int) -> None:
     """Record that instruction n uses a (stack-allocated) tile, at its address less its memory's ``base``."""
     life = lifetimes.get(tile)
     if life is None:
-        lifetimes[tile] = Lifetime(_aligned_bytes(tile), n, n, tile.address - base)
+        lifetimes[tile] = Lifetime(tile.footprint, n, n, tile.address - base)
     else:
         life.last = n
 
@@ -447,8 +520,6 @@ def _describe(n: int, inst: Instruction) -> str:
     return f"instruction {n} ({inst.opcode}{where})"
 
 
-def _aligned_bytes(tile: SbufTile) -> int:
-    return ceil_div(tile.bytes_per_partition, SBUF_ALIGNMENT) * SBUF_ALIGNMENT
 
 
 def _cover(state, ap):
@@ -483,6 +554,14 @@ def _check_written(state, ap, n: int, inst: Instruction) -> None:
         f"another block's; write the block first (nl.load, nl.zeros, a memset) or mask the read to what was written")
 
 
+def kernel_line() -> tuple | None:
+    """(file, line) of the kernel code calling into this package (the first frame outside it)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_NKI_DIR):
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
 def tracing() -> bool:
     """Whether a kernel is being traced (in this thread)."""
     return getattr(_state, "tracer", None) is not None
@@ -497,13 +576,15 @@ def current() -> Tracer:
 
 
 def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTES,
-          max_instructions: int | None = None, grid: tuple = (), sources: bool = True, **kwargs) -> Program:
+          max_instructions: int | None = None, grid: tuple = (), sources: bool = True, platform: str = "trn1",
+          **kwargs) -> Program:
     """Trace ``kernel(*args, **kwargs)`` into a Program.
 
     Tensor arguments are numpy arrays or TensorSpecs (anything with ``shape`` and
     ``dtype``); they become the Program's HBM inputs, named after the kernel's
     parameters. The kernel returns the HBM tensor(s) that become its outputs.
     More than ``max_instructions`` instructions (None: MAX_INSTRUCTIONS) raise InstructionBudgetError (a ResourceError).
+    ``platform`` ("trn1" or "trn2") is what ``nisa.get_nc_version()`` tells the kernel.
     ``sources=False`` skips recording each instruction's source line (a bulk
     trace that nobody reads, such as a verifier's). With a ``grid`` (SPMD, ``kernel[grid]``) the kernel is traced once per
     instance, in row-major order of ``nl.program_id``, into one Program: as NKI
@@ -524,7 +605,7 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
             handles.append(tracer.hbm(name, a.shape, a.dtype, "input"))
         else:
             handles.append(a)
-    tracer.grid = grid
+    tracer.grid, tracer.platform = grid, platform
     _state.tracer = tracer
     try:
         result = None

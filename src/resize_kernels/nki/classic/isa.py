@@ -29,6 +29,7 @@ from .. import language as nl
 from ..index import IndexExpr, Mask, cut
 from ..promotion import is_scalar, promote_types
 from ..tensor import as_ap
+from ..tracer import current, tracing
 from ...errors import InvalidTypeError, InvalidValueError, NotSimulatedError, not_simulated
 from ...machine import dtypes
 
@@ -67,8 +68,8 @@ class nc_version(IntEnum):
 
 
 def get_nc_version() -> nc_version:
-    """The target's NeuronCore version: gen2 (trn1), whose SBUF the tracer takes by default."""
-    return nc_version.gen2
+    """The NeuronCore version of the platform being traced for: gen3 on trn2, else gen2 (trn1, the default)."""
+    return nc_version.gen3 if tracing() and current().platform == "trn2" else nc_version.gen2
 
 
 @functools.lru_cache(maxsize=None)
@@ -162,7 +163,7 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
     out = _result(_grid(data), dtype or as_ap(data).dtype, "activation")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     options = _set(bias=(_vector(bias, box), None), scale=(_vector(scale, box), 1.0), reduce_op=(reduce_op, None),
                    reduce_res=(_vector(reduce_res, box), None), reduce_cmd=(reduce_cmd, base.reduce_cmd.idle))
     _call("activation", _tile(out, box), _function(op), _tile(data, box), **options)
@@ -175,7 +176,7 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
     out = _result(_grid(data), dtype or as_ap(data).dtype, "activation")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     options = _set(bias=(_vector(bias, box), None), scale=(_vector(scale, box), 1.0))
     _call("activation_reduce", _tile(out, box), _function(op), _tile(data, box), _op(reduce_op),
           _vector(reduce_res, box), **options)
@@ -189,7 +190,7 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=unknown_eng
     out = _result(a.shape, dtype or promote_types(a.dtype, b.dtype), "tensor_tensor")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("tensor_tensor", _tile(out, box), _tile(a, box), _tile(b, box), _op(op), **_engine("tensor_tensor", engine))
     return _done(out, box)
 
@@ -201,7 +202,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     out = _result(_grid(data), dtype or as_ap(data).dtype, "tensor_scalar")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("tensor_scalar", _tile(out, box), _tile(data, box), _op(op0), _vector(operand0, box), reverse0,
           None if op1 is None else _op(op1), _vector(operand1, box), reverse1, **_engine("tensor_scalar", engine))
     return _done(out, box)
@@ -214,7 +215,7 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
     out = _result(_grid(data), dtype or as_ap(data).dtype, "scalar_tensor_tensor")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("scalar_tensor_tensor", _tile(out, box), _tile(data, box), _op(op0), _vector(operand0, box), _op(op1),
           _tile(operand1, box), reverse0, reverse1)
     return _done(out, box)
@@ -226,7 +227,7 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
     out = _result(_grid(data), dtype or as_ap(data).dtype, "tensor_scalar")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("tensor_scalar_reduce", _tile(out, box), _tile(data, box), _op(op0), _vector(operand0, box),
           _op(reduce_op), _vector(reduce_res, box), reverse0)
     return _done(out, box)
@@ -239,7 +240,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     out = _result(a.shape, dtype or promote_types(a.dtype, b.dtype), "tensor_tensor_scan")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("tensor_tensor_scan", _tile(out, box), _tile(a, box), _tile(b, box), _vector(initial, box), _op(op0),
           _op(op1), reverse0, reverse1)
     return _done(out, box)
@@ -251,7 +252,7 @@ def tensor_copy(src, *, mask=None, dtype=None, engine=unknown_engine):
     out = _result(_grid(src), dtype or as_ap(src).dtype, "tensor_copy")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     if engine == scalar_engine:
         _call("activation", _tile(out, box), "copy", _tile(src, box))
     else:
@@ -264,7 +265,7 @@ def reciprocal(data, *, dtype=None, mask=None):
     out = _result(_grid(data), dtype or as_ap(data).dtype, "reciprocal")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("reciprocal", _tile(out, box), _tile(data, box))
     return _done(out, box)
 
@@ -275,7 +276,7 @@ def memset(shape, value, dtype, *, mask=None, engine=unknown_engine):
     out = _result(shape, dtype, "memset")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     _call("memset", _tile(out, box), value, **_engine("memset", engine))
     return _done(out, box)
 
@@ -290,7 +291,7 @@ def iota(expr, dtype, *, mask=None):
         return _done(base.iota(expr, dtype=dtypes.as_dtype(dtype)), None)
     out = _result(shape, dtype, "iota")
     if box == ():
-        return out
+        return _done(out, box)
     coefs = expr.coefs if expr.rank > 1 else (*expr.coefs, 0)
     offset = expr.const + sum(c * lo for c, (lo, _) in zip(coefs, box))
     pattern = tuple((c, hi - lo) for c, (lo, hi) in zip(coefs[1:], box[1:]))
@@ -318,7 +319,7 @@ def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None):
                                 f"shape {src.shape}")
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     ranges = box or [(0, n) for n in out.shape]
     offset = expr.const - value + sum(c * lo for c, (lo, _) in zip(expr.coefs, ranges))
     pattern = [(c, hi - lo) for c, (lo, hi) in zip(expr.coefs[1:], ranges[1:])]
@@ -338,7 +339,7 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
     out = _result(shape, dtype or src.dtype, "tensor_reduce")
     box = nl.masked_box(mask, src.shape)
     if box == ():
-        return out
+        return _done(out, box)
     kept = None if box is None else [(lo, hi) if k not in axes else (0, 1)
                                      for k, (lo, hi) in enumerate(box) if keepdims or k not in axes]
     _call("tensor_reduce", nl.cut_box(out, kept), _op(op), _tile(src, box), list(axes), **_set(
@@ -369,7 +370,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     out = _result((int(np.prod(a.shape[1:])), *b.shape[1:]), nl.float32, "nc_matmul", buffer=nl.psum)
     box = nl.masked_box(mask, out.shape)
     if box == ():
-        return out
+        return _done(out, box)
     if box is not None:
         a = cut(a, [(0, a.shape[0]), box[0]])
         b = cut(b, [(0, b.shape[0]), *box[1:]])
@@ -398,7 +399,7 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=unknown_engine):
     out = _result((free, src.shape[0]), src.dtype, "nc_transpose", buffer=buffer)
     box = nl.masked_box(mask, src.shape)
     if box == ():
-        return out
+        return _done(out, box)
     if box is not None:
         raise NotSimulatedError("nisa.nc_transpose's mask= is not simulated by resize_kernels.nki; transpose a view "
                                 "of the tile instead")
@@ -415,7 +416,7 @@ def _per_partition(name: str, data, width: int, mask, dtype):
     out = _result((src.shape[0], width), dtype or src.dtype, name)
     box = nl.masked_box(mask, src.shape)
     if box == ():
-        return out
+        return _done(out, box)
     rows = None if box is None else [box[0]]
     _call(name, nl.cut_box(out, rows), _tile(src, box))
     return _done(out, rows)
@@ -439,7 +440,7 @@ def tensor_partition_reduce(op, data, *, mask=None, dtype=None):
     out = _result((1, *src.shape[1:]), dtype or src.dtype, "tensor_partition_reduce")
     box = nl.masked_box(mask, src.shape)  # the box of data's grid read; the result keeps its free ranges
     if box == ():
-        return out
+        return _done(out, box)
     kept = None if box is None else [(0, 1), *box[1:]]
     _call("tensor_partition_reduce", nl.cut_box(out, kept), _op(op), _tile(src, box))
     return _done(out, kept)

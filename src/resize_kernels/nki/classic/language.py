@@ -43,21 +43,13 @@ class _FP32Constants:
 fp32 = _FP32Constants()
 
 
-def _dtype(dst):
-    """The dtype of an nl.store destination: an HBM tensor, a view of one, or one indexed with expressions."""
-    if isinstance(dst, IndexedAccess):
-        dst = dst.tensor
-    return as_ap(dst).dtype
-
-
 def store(dst, value, mask=None) -> None:
     """nl.store (classic): DMA a tile into ``dst`` (an HBM tensor, indexed); a PSUM tile is copied to SBUF first.
-    A tile of another dtype than dst is cast ("A cast will happen if the src and dst have different dtype", classic
-    nki.isa.dma_copy): the machine's DMA moves bits, so the cast is a tensor_copy before it."""
+    A tile of another dtype than dst is cast by the DMA ("A cast will happen if the src and dst have different
+    dtype", classic nki.isa.dma_copy)."""
     src = as_ap(value)
-    cast = src.dtype != _dtype(dst)
-    if cast or (src.is_sbuf and src.tensor.memory == _shared.psum):
-        value = _shared.copy(value, _dtype(dst), mask=mask) if cast else _shared.copy(value)
+    if src.is_sbuf and src.tensor.memory == _shared.psum:
+        value = _shared.copy(value)
     _shared.store(dst, value, mask=mask)
 
 
@@ -65,7 +57,7 @@ def load_transpose2d(src, *, mask=None, dtype=None):
     """nl.load_transpose2d (classic): "Load a tensor from device memory (HBM) and 2D-transpose the data" into a new
     SBUF tile: a DMA reading the 2-D source with its two [step, num] pairs swapped (each element its own contiguous
     run, so its own descriptor in the cost model, as an element-wise strided DMA is); a mask selects the box of the
-    source's grid; ``dtype`` casts (a copy after the DMA)."""
+    source's grid; ``dtype`` casts (in the DMA)."""
     ap, grid, box = _shared._access("load_transpose2d", src, mask)
     if len(grid) != 2 or len(ap.pattern) != 2:
         raise InvalidValueError(f"nl.load_transpose2d requires a 2-D source, got shape {tuple(grid)}; index the "
@@ -73,16 +65,15 @@ def load_transpose2d(src, *, mask=None, dtype=None):
     if grid[1] > _shared.tile_size.pmax:
         raise InvalidValueError(f"nl.load_transpose2d's result has the source's second axis ({grid[1]}) as "
                                 f"partitions, at most nl.tile_size.pmax = {_shared.tile_size.pmax}; load fewer columns")
-    tile = _shared.ndarray((grid[1], grid[0]), ap.dtype, name="transposed")
+    tile = _shared.ndarray((grid[1], grid[0]), ap.dtype if dtype is None else dtype, name="transposed")
     if box is not None and any(hi <= lo for lo, hi in box):
+        _shared.fresh(tile, ())
         return tile
     flipped = AccessPattern(ap.tensor, (ap.pattern[1], ap.pattern[0]), ap.offset, row_size=ap.row_size)
     kept = None if box is None else [box[1], box[0]]
     _shared.nisa.dma_copy(dst=_shared.cut_box(tile, kept), src=flipped)
     _shared.fresh(tile, kept)
-    if dtype is None or np.dtype(dtype) == tile.dtype:
-        return tile
-    return _shared.copy(tile, dtype)
+    return tile
 
 
 def __getattr__(name: str):
