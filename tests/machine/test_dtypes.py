@@ -39,5 +39,6 @@ def test_unsupported_dtypes_are_named(bad):
 
 
 def test_supported_dtypes():
-    assert [dtypes.short_name(d) for d in dtypes.SUPPORTED] == ["f32", "bf16", "f16", "i32", "i16", "i8", "u8", "u16", "u32"]
+    assert [dtypes.short_name(d) for d in dtypes.SUPPORTED] == ["f32", "bf16", "f16", "i32", "i16", "i8", "u8", "u16", "u32",
+                                                               "f8e4m3", "f8e5m2", "f8e4m3fn"]
     assert dtypes.as_dtype("bf16") == dtypes.bfloat16

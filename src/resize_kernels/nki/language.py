@@ -42,6 +42,7 @@ from .tracer import current
 float32, bfloat16, float16 = dtypes.float32, dtypes.bfloat16, dtypes.float16
 int32, int16, int8, uint8 = dtypes.int32, dtypes.int16, dtypes.int8, dtypes.uint8
 uint16, uint32 = dtypes.uint16, dtypes.uint32
+float8_e4m3, float8_e5m2, float8_e4m3fn = dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.float8_e4m3fn
 bool_ = dtypes.uint8  # NKI stores booleans as uint8
 
 sbuf = "sbuf"
@@ -155,7 +156,7 @@ def where(condition, x, y, dtype=None):
 def finfo(dtype):
     """Machine limits of a float dtype (``nl.finfo(nl.bfloat16).min``), as ml_dtypes / numpy give them."""
     dt = dtypes.as_dtype(dtype, "nl.finfo")
-    if dt.kind != "f" and dt != bfloat16:
+    if not dtypes.is_float(dt):
         raise InvalidTypeError(f"nl.finfo requires a float dtype, got {dt}; use nl.iinfo for integers")
     return ml_dtypes.finfo(dt)
 
@@ -757,6 +758,7 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask: Mask | None = None):
 
 #: The NKI names this module defines (what ``from ... import *`` and the classic dialect's nl share).
 __all__ = ["float32", "bfloat16", "float16", "int32", "int16", "int8", "uint8", "uint16", "uint32", "bool_",
+           "float8_e4m3", "float8_e5m2", "float8_e4m3fn",
            "sbuf", "shared_hbm", "hbm", "private_hbm", "psum", "tile_size", *ALU_OPS, "negative", "where", "finfo",
            "iinfo", "par_dim", "ndarray", "program_id", "num_programs", "program_ndim", "static_cast", "zeros",
            "ones", "full", "shared_constant", "copy", "affine_range", "static_range", "sequential_range", "mgrid",

@@ -4,7 +4,8 @@ The rules are NKI's "NKI Type Promotion" (aws-neuron-sdk, general/nki/api/nki.ap
 ``nki-type-promotion`` section of "NKI API Common Fields"), restricted to the machine's dtypes:
 
 * (float, integer): the float type (int32, float16 -> float16);
-* (float, float): the wider float; float16 with bfloat16 -> float32 (a new type that holds both ranges);
+* (float, float): the wider float; float16 with bfloat16 -> float32 and two different float8s -> bfloat16 (a
+  new type that holds both ranges: "(nl.float8_e4m3, nl.float8_e5m2) -> nl.bfloat16");
 * (integer, integer): the wider integer, or a new widened one that holds both ranges (int8, uint8 -> int16);
 * weakly typed scalars (Python numbers) count as the widest type of their kind the hardware has:
   bool -> uint8, int -> int32, float -> float32; so (int8 tile, 2) -> int32, (float16 tile, 1.2) -> float32,
@@ -25,9 +26,10 @@ from ..machine import dtypes
 
 
 def is_scalar(x) -> bool:
-    """A Python or numpy number, ml_dtypes' bfloat16 too (an operand the engines take as an immediate float32)."""
+    """A Python or numpy number, ml_dtypes' bfloat16 and float8s too (an operand the engines take as an immediate
+    float32)."""
     return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)) or (
-        isinstance(x, np.generic) and x.dtype == dtypes.bfloat16)
+        isinstance(x, np.generic) and x.dtype in dtypes.FLOATS)
 
 
 def scalar_dtype(x) -> np.dtype:
@@ -44,8 +46,8 @@ def scalar_dtype(x) -> np.dtype:
 
 
 def is_float(dtype) -> bool:
-    """A float dtype (bfloat16 included: numpy reports ml_dtypes' bfloat16 as kind "V")."""
-    return dtypes.as_dtype(dtype) in (dtypes.float32, dtypes.bfloat16, dtypes.float16)
+    """A float dtype (bfloat16 and the float8s included: numpy reports some of ml_dtypes' floats as kind "V")."""
+    return dtypes.is_float(dtypes.as_dtype(dtype))
 
 
 def promote_types(a, b) -> np.dtype:
@@ -59,7 +61,8 @@ def promote_types(a, b) -> np.dtype:
     if a_float:
         if a.itemsize != b.itemsize:
             return a if a.itemsize > b.itemsize else b
-        return dtypes.float32  # float16 with bfloat16: neither holds the other's values
+        # float16 with bfloat16, or two float8s: neither holds the other's values
+        return dtypes.bfloat16 if a.itemsize == 1 else dtypes.float32
     wide = np.promote_types(a, b)
     return wide if wide in dtypes.SUPPORTED else dtypes.float32  # NKI: no int64 on the hardware -> float32
 
