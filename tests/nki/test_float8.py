@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import assert_bits_equal
 
+from resize_kernels.errors import InvalidValueError
 from resize_kernels.machine import dtypes
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import classic, trace
@@ -99,3 +100,176 @@ def test_float8_promotes_as_nki_documents():
     assert promote_types(E4M3, E5M2) == BF16 and promote_types(E5M2, E4M3FN) == BF16
     assert promote_types(E4M3, np.int32) == E4M3 and promote_types(np.uint8, E5M2) == E5M2
     assert promote_types(E4M3, F32) == F32
+
+
+# -- nc_matmul perf_mode="double_row" -------------------------------------------------------------------------
+
+def double_row_reference(stationary: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """The documented arithmetic: for each row k, the PE's two float32 products (t = 0, then 1) summed, and that
+    sum added into the column's float32 running sum from +0.0, k = 0..K-1 in order."""
+    s, m = stationary.astype(np.float32), moving.astype(np.float32)
+    total = np.zeros((s.shape[2], m.shape[2]), np.float32)
+    for k in range(s.shape[0]):
+        pair = s[k, 0][:, None] * m[k, 0][None, :] + s[k, 1][:, None] * m[k, 1][None, :]
+        total = total + pair
+    return total
+
+
+def random8(rng, shape, dtype, scale=16.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def double_row_kernel(s_in, m_in, accumulate_twice=False):
+    """dst = stationary.T @ moving in double_row mode (stationary (K, 2, M), moving (K, 2, N)), into HBM."""
+    _, _, m_size = s_in.shape
+    s = nl.ndarray(s_in.shape, dtype=s_in.dtype, buffer=nl.sbuf)
+    mv = nl.ndarray(m_in.shape, dtype=m_in.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=s_in)
+    nisa.dma_copy(dst=mv, src=m_in)
+    acc = nl.ndarray((m_size, m_in.shape[2]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(acc, s, mv, perf_mode=DOUBLE_ROW)
+    if accumulate_twice:
+        nisa.nc_matmul(acc, s, mv, perf_mode=DOUBLE_ROW)  # accumulate=None: the second adds
+    res = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(res, acc)
+    out = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.shared_hbm, name="out")
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+@pytest.mark.parametrize("k, m, n", [(128, 128, 512), (5, 3, 7), (1, 1, 1), (64, 100, 33)])
+@pytest.mark.parametrize("s_dtype, m_dtype", [(E4M3, E4M3), (E5M2, E5M2), (E4M3, E5M2)], ids=str)
+def test_double_row_is_the_pe_pairs_summed_into_float32_in_order(rng, k, m, n, s_dtype, m_dtype):
+    stationary, moving = random8(rng, (k, 2, m), s_dtype), random8(rng, (k, 2, n), m_dtype)
+    _, got = simulate(double_row_kernel, stationary, moving)
+    assert_bits_equal(got, double_row_reference(stationary, moving))
+    # the layout: [k, t] is contraction index t * K + k, so the halves are x's and y's two K-slices
+    x = np.concatenate([stationary[:, 0], stationary[:, 1]]).astype(np.float64)  # (2K, M)
+    y = np.concatenate([moving[:, 0], moving[:, 1]]).astype(np.float64)  # (2K, N)
+    np.testing.assert_allclose(got, x.T @ y, rtol=1e-5, atol=1e-3)
+
+
+def test_the_pair_is_summed_before_the_running_sum(rng):
+    """Rounding shows the order: 2**24 + 1 + 1 is 2**24 summed one by one, 2**24 + 2 with the pair first."""
+    s = np.zeros((2, 2, 1), np.float32)
+    m = np.zeros((2, 2, 1), np.float32)
+    s[0, 0], m[0, 0] = 2.0**12, 2.0**12  # row 0: 2**24
+    s[1, :], m[1, :] = 1.0, 1.0  # row 1: its pair 1 + 1
+    stationary, moving = s.astype(E5M2), m.astype(E5M2)
+    _, got = simulate(double_row_kernel, stationary, moving)
+    assert got[0, 0] == 2.0**24 + 2  # not 2**24, which adding the two products one at a time would give
+    assert_bits_equal(got, double_row_reference(stationary, moving))
+
+
+def test_double_row_accumulates_into_psum(rng):
+    stationary, moving = random8(rng, (16, 2, 8), E4M3), random8(rng, (16, 2, 32), E5M2)
+    _, got = simulate(lambda a, b: double_row_kernel(a, b, accumulate_twice=True), stationary, moving)
+    once = double_row_reference(stationary, moving)
+    assert_bits_equal(got, once + once)
+
+
+def test_classic_double_row_gen3_gives_the_same_product(rng):
+    stationary, moving = random8(rng, (32, 2, 16), E4M3), random8(rng, (32, 2, 64), E4M3)
+    cnl, cnisa = classic.language, classic.isa
+
+    @classic.jit(platform_target="trn2")
+    def kernel(a, b):
+        out = cnl.ndarray((a.shape[2], b.shape[2]), dtype=cnl.float32, buffer=cnl.shared_hbm)
+        product = cnisa.nc_matmul(cnl.load(a), cnl.load(b), perf_mode="double_row_gen3")
+        assert product.shape == (16, 64)
+        cnl.store(out, value=product)
+        return out
+
+    got = classic.simulate_kernel(kernel, stationary, moving)
+    assert_bits_equal(got, double_row_reference(stationary, moving))
+
+
+def test_float8_matmul_without_perf_mode_is_a_plain_matmul(rng):
+    """float8 inputs also take the ordinary mode (nki.isa.nc_matmul's input types): products over K rows."""
+    stationary, moving = random8(rng, (64, 16), E4M3), random8(rng, (64, 40), BF16)
+
+    def kernel(a, b):
+        s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        mv = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=a)
+        nisa.dma_copy(dst=mv, src=b)
+        acc = nl.ndarray((16, 40), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(acc, s, mv)
+        res = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(res, acc)
+        out = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.shared_hbm, name="out")
+        nisa.dma_copy(dst=out, src=res)
+        return out
+
+    _, got = simulate(kernel, stationary, moving)
+    s, m = stationary.astype(np.float32), moving.astype(np.float32)
+    want = np.zeros((16, 40), np.float32)
+    for k in range(64):
+        want = want + s[k][:, None] * m[k][None, :]
+    assert_bits_equal(got, want)
+
+
+# -- what double_row does not take: clear errors ------------------------------------------------------------------
+
+def traced_matmul(s_shape, m_shape, s_dtype=E4M3, m_dtype=E4M3, d_shape=None, **options):
+    def kernel(a, b):
+        s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        mv = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=a)
+        nisa.dma_copy(dst=mv, src=b)
+        acc = nl.ndarray(d_shape or (s_shape[-1], m_shape[-1]), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(acc, s, mv, **options)
+        res = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(res, acc)
+        out = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.shared_hbm, name="out")
+        nisa.dma_copy(dst=out, src=res)
+        return out
+    return trace(kernel, np.zeros(s_shape, s_dtype), np.zeros(m_shape, m_dtype))
+
+
+@pytest.mark.parametrize("s_shape, m_shape, s_dtype, m_dtype, options, message", [
+    ((128, 2, 128), (128, 2, 512), BF16, BF16, {},
+     (r"perf_mode='double_row' requires stationary and moving of float8_e4m3 or float8_e5m2, got stationary "
+      r"bfloat16 and moving bfloat16; cast both to a float8 dtype first")),
+    ((128, 2, 128), (128, 2, 512), E4M3, BF16, {}, r"got stationary float8_e4m3 and moving bfloat16"),
+    ((128, 2, 128), (128, 2, 512), E4M3FN, E4M3, {},
+     (r"requires stationary of float8_e4m3, float8_e5m2, bfloat16, float16 or float32, got .* of float8_e4m3fn "
+      r"\(a NeuronCore-v4 input")),
+    ((128, 256), (128, 2, 512), E4M3, E4M3, {"d_shape": (128, 512)},
+     r"requires stationary of shape \(K, 2, M\) .*got .* of shape \(128, 256\); index it as \[k, t, m\]"),
+    ((128, 3, 64), (128, 3, 512), E4M3, E4M3, {}, r"requires stationary of shape \(K, 2, M\)"),
+    ((128, 2, 128), (128, 2, 513), E4M3, E4M3, {},
+     (r"at most 128 elements per partition of stationary and 512 of moving in each half \(t = 0, 1\) of the "
+      r"double row, got 128 and 513")),
+    ((64, 2, 64), (64, 2, 512), E4M3, E4M3, {"tile_position": (0, 0), "tile_size": (64, 64)},
+     r"requires the full 128 PE columns \(it does not combine with column tiling\), got tile_size \(64, 64\)"),
+])
+def test_double_row_rejects_what_it_does_not_take(s_shape, m_shape, s_dtype, m_dtype, options, message):
+    with pytest.raises(InvalidValueError, match=message):
+        traced_matmul(s_shape, m_shape, s_dtype, m_dtype, perf_mode=DOUBLE_ROW, **options)
+
+
+def test_double_row_with_row_tiling_is_fine():
+    traced_matmul((64, 2, 64), (64, 2, 512), perf_mode=DOUBLE_ROW, tile_position=(64, 0), tile_size=(64, 128))
+
+
+def test_an_unknown_perf_mode_is_named():
+    with pytest.raises(InvalidValueError, match=r"nisa.nc_matmul requires perf_mode one of "
+                                                r"nisa.matmul_perf_mode.none, nisa.matmul_perf_mode.double_row, "
+                                                r"got 'quad_row'"):
+        traced_matmul((128, 2, 128), (128, 2, 512), perf_mode="quad_row")
+
+
+def test_classic_perf_mode_takes_double_row_gen3_only():
+    cnl, cnisa = classic.language, classic.isa
+
+    @classic.jit
+    def kernel(a, b):
+        out = cnl.ndarray((8, 8), dtype=cnl.float32, buffer=cnl.shared_hbm)
+        cnl.store(out, value=cnisa.nc_matmul(cnl.load(a), cnl.load(b), perf_mode="double_row"))
+        return out
+
+    a = np.zeros((16, 2, 8), E4M3)
+    with pytest.raises(InvalidValueError, match=r"classic nisa.nc_matmul requires perf_mode 'double_row_gen3' "
+                                                r"\(NeuronCore-v3's double FP8 mode\) or none, got 'double_row'"):
+        classic.simulate_kernel(kernel, a, a)

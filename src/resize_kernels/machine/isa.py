@@ -644,9 +644,15 @@ PSUM_BANKS = PSUM_PARTITION_BYTES // PSUM_BANK_BYTES
 #: The PE array: 128 rows (the contraction: both inputs' partitions) x 128 columns (stationary's free size);
 #: moving's free size is at most 512, the float32 elements of one PSUM bank [nki.isa.nc_matmul].
 PE_ROWS, PE_COLUMNS, MOVING_FREE_MAX = 128, 128, PSUM_BANK_BYTES // 4
-#: Tensor engine input dtypes the machine has (NKI also takes float8_e4m3/e5m2 and tfloat32; the machine has no
-#: such dtypes). float32 goes only with float32 [nki.isa.nc_matmul].
-MATMUL_DTYPES = (dtypes.bfloat16, dtypes.float16, dtypes.float32)
+#: Tensor engine input dtypes the machine has (NKI also takes tfloat32, which the machine lacks, and from
+#: NeuronCore-v4 float8_e4m3fn, which the machine's v2 and v3 do not). float32 goes only with float32
+#: [nki.isa.nc_matmul, "Data types"].
+MATMUL_DTYPES = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.bfloat16, dtypes.float16, dtypes.float32)
+#: nc_matmul's performance modes: "none", and "double_row", NeuronCore-v3's double FP8 mode, which takes float8_e4m3
+#: or float8_e5m2 inputs (the two may differ) laid out (K, 2, M) and (K, 2, N) [nki.isa.nc_matmul, "Performance
+#: mode", "Data types", "Layout"].
+MATMUL_PERF_MODES = ("none", "double_row")
+DOUBLE_ROW_DTYPES = (dtypes.float8_e4m3, dtypes.float8_e5m2)
 
 
 def psum_banks(ap: AccessPattern) -> tuple[int, int]:
@@ -674,11 +680,18 @@ class NcMatmul(Instruction):
 
     stationary (K, M) and moving (K, N) are SBUF tiles (free axes flattened): K <= 128 partitions (the
     contraction), M <= 128, N <= 512; dst (M, N) is a float32 PSUM tile within one bank. Arithmetic: each
-    product in float32 (exact for bfloat16 and float16 inputs), summed over k = 0..K-1 in order into a float32
-    sum that starts at +0.0 (the running sum a PE column passes down); the sum overwrites dst, or, accumulating,
-    is added to dst in float32 (PSUM's near-memory accumulation). ``is_*_onezero`` say an operand holds only 0
-    and 1 (a speed hint; the simulator checks it). ``tile_position`` / ``tile_size``: PE tiling, checked as
-    documented (the cost model runs tiles one after another).
+    product in float32 (exact for float8, bfloat16 and float16 inputs), summed over k = 0..K-1 in order into a
+    float32 sum that starts at +0.0 (the running sum a PE column passes down); the sum overwrites dst, or,
+    accumulating, is added to dst in float32 (PSUM's near-memory accumulation). ``is_*_onezero`` say an operand
+    holds only 0 and 1 (a speed hint; the simulator checks it). ``tile_position`` / ``tile_size``: PE tiling,
+    checked as documented (the cost model runs tiles one after another).
+
+    ``perf_mode="double_row"`` (NeuronCore-v3's double FP8 mode): float8 stationary (K, 2, M) and moving (K, 2, N),
+    the contraction of 2K split into K partitions x 2, ``[k, t]`` being contraction index t * K + k; each PE row k
+    adds its two float32 products, t = 0 then 1, and passes that pair's sum into the column's running sum as
+    above [Trainium2 architecture guide, "Double FP8 Matmul Performance": "each processing element performs two
+    pairs of FP8 multiplications and also accumulation of the two multiplication results per cycle"]. It does
+    not combine with column tiling [nki.isa.nc_matmul].
     """
 
     dst: AccessPattern
@@ -689,11 +702,17 @@ class NcMatmul(Instruction):
     is_moving_onezero: bool = False
     tile_position: tuple = ()
     tile_size: tuple = ()
+    perf_mode: str = "none"
     engine = "tensor"
     opcode = "nc_matmul"
 
     def sources(self):
         return (self.stationary, self.moving)
+
+    @property
+    def pairs(self) -> int:
+        """Contraction elements each PE row takes per operand column: 2 in double_row mode, else 1."""
+        return 2 if self.perf_mode == "double_row" else 1
 
     @property
     def reads_dst(self) -> bool:
@@ -706,31 +725,57 @@ class NcMatmul(Instruction):
         _check_on_chip(where, "nc_matmul (dst)", d, "psum")
         for what, ap in (("stationary", s), ("moving", m)):
             if ap.dtype not in MATMUL_DTYPES:
-                raise InvalidValueError(f"{where}: nc_matmul requires {what} of bfloat16, float16 or float32, got "
-                                        f"{ap.describe()} of {ap.dtype}; cast it with tensor_copy first")
+                raise InvalidValueError(f"{where}: nc_matmul requires {what} of float8_e4m3, float8_e5m2, bfloat16, "
+                                        f"float16 or float32, got {ap.describe()} of {ap.dtype}"
+                                        + ("" if ap.dtype != dtypes.float8_e4m3fn else " (a NeuronCore-v4 input; the "
+                                           "machine models v2 and v3)") + "; cast it with tensor_copy first")
         if (s.dtype == dtypes.float32) != (m.dtype == dtypes.float32):
             raise InvalidValueError(f"{where}: nc_matmul takes float32 only with float32, got stationary {s.dtype} "
                                     f"and moving {m.dtype}; cast both to one precision")
         if d.dtype != dtypes.float32:
             raise InvalidValueError(f"{where}: nc_matmul requires a float32 dst (NeuronCore-v2 and v3 accumulate "
                                     f"and write float32), got {d.describe()} of {d.dtype}")
-        k, rows, cols = s.shape[0], PE_ROWS, PE_COLUMNS
+        if self.perf_mode != "none":
+            self._check_double_row(where)
+        k, rows, cols, pairs = s.shape[0], PE_ROWS, PE_COLUMNS, self.pairs
         if self.tile_position or self.tile_size:
-            rows, cols = self._check_tiling(where, k, free_size(s))
+            rows, cols = self._check_tiling(where, k, free_size(s) // pairs)
         if m.shape[0] != k or k > rows:
             raise InvalidValueError(f"{where}: nc_matmul requires stationary and moving on one number of partitions "
                                     f"(the contraction), at most {rows}, got {s.shape[0]} and {m.shape[0]}")
-        if free_size(s) > cols or free_size(m) > MOVING_FREE_MAX:
+        m_size, n_size = free_size(s) // pairs, free_size(m) // pairs
+        if m_size > cols or n_size > MOVING_FREE_MAX:
+            per = " in each half (t = 0, 1) of the double row" if pairs == 2 else ""
             raise InvalidValueError(f"{where}: nc_matmul requires at most {cols} elements per partition of "
-                                    f"stationary and {MOVING_FREE_MAX} of moving, got {free_size(s)} and "
-                                    f"{free_size(m)}; tile the matmul")
-        if d.shape[0] != free_size(s) or free_size(d) != free_size(m):
+                                    f"stationary and {MOVING_FREE_MAX} of moving{per}, got {m_size} and {n_size}; "
+                                    f"tile the matmul")
+        if d.shape[0] != m_size or free_size(d) != n_size:
             raise InvalidValueError(f"{where}: nc_matmul of stationary {s.shape} and moving {m.shape} gives "
-                                    f"({free_size(s)}, {free_size(m)}), which {d.describe()} of shape {d.shape} "
-                                    f"does not hold")
+                                    f"({m_size}, {n_size}), which {d.describe()} of shape {d.shape} does not hold")
         _check_one_bank(where, "nc_matmul", d)
         for ap in (d, s, m):
             ap.check_static(where)
+
+    def _check_double_row(self, where: str) -> None:
+        """perf_mode (nki.isa.nc_matmul, "Performance mode", "Data types", "Layout"): a known mode; double_row
+        takes float8_e4m3 / float8_e5m2 operands whose first free dimension is 2, and no column tiling."""
+        if self.perf_mode not in MATMUL_PERF_MODES:
+            raise InvalidValueError(f"{where}: nc_matmul requires perf_mode one of {', '.join(MATMUL_PERF_MODES)}, "
+                                    f"got {self.perf_mode!r}")
+        s, m = self.stationary, self.moving
+        if s.dtype not in DOUBLE_ROW_DTYPES or m.dtype not in DOUBLE_ROW_DTYPES:
+            raise InvalidValueError(f"{where}: nc_matmul perf_mode='double_row' requires stationary and moving of "
+                                    f"float8_e4m3 or float8_e5m2, got stationary {s.dtype} and moving {m.dtype}; "
+                                    f"cast both to a float8 dtype first, or use perf_mode='none'")
+        for what, ap, free in (("stationary", s, "M"), ("moving", m, "N")):
+            if len(ap.shape) < 3 or ap.shape[1] != 2:
+                raise InvalidValueError(f"{where}: nc_matmul perf_mode='double_row' requires {what} of shape "
+                                        f"(K, 2, {free}) (the contraction split into K partitions x 2), got "
+                                        f"{ap.describe()} of shape {ap.shape}; index it as [k, t, {free.lower()}]")
+        if self.tile_size and self.tile_size[1:] != (PE_COLUMNS,):
+            raise InvalidValueError(f"{where}: nc_matmul perf_mode='double_row' requires the full {PE_COLUMNS} PE "
+                                    f"columns (it does not combine with column tiling), got tile_size "
+                                    f"{self.tile_size}; tile rows only, or use perf_mode='none'")
 
     def _check_tiling(self, where: str, k: int, m: int) -> tuple[int, int]:
         """PE tiling (nisa.nc_matmul, "Tiling mode"): both tuples set, multiples of 32, each tile inside the array
@@ -749,7 +794,8 @@ class NcMatmul(Instruction):
 
     def operands_text(self):
         text = f"{self.stationary.describe()}.T @ {self.moving.describe()}"
-        return f"{self.dst.describe()} + {text}" if self.accumulate else text
+        text = f"{self.dst.describe()} + {text}" if self.accumulate else text
+        return text if self.perf_mode == "none" else f"{text} perf_mode={self.perf_mode}"
 
 
 @dataclass(eq=False)

@@ -643,9 +643,12 @@ class Executable:
 
     # -- tensor engine ------------------------------------------------------------------------------
     def _nc_matmul(self, n: int, inst: NcMatmul):
-        """dst (M, N) [+]= stationary.T @ moving: float32 products summed over k in order from +0.0 (NcMatmul)."""
+        """dst (M, N) [+]= stationary.T @ moving: float32 products summed over k in order from +0.0; in double_row
+        mode each row k's two products (t = 0, then 1) are summed first, then that sum joins the running sum
+        (NcMatmul)."""
         dst, st, mv = self._sbuf_view(inst.dst), self._sbuf_view(inst.stationary), self._sbuf_view(inst.moving)
-        k, m, cols = st.shape[0], st.size // st.shape[0], mv.size // mv.shape[0]
+        pairs = inst.pairs
+        k, m, cols = st.shape[0], st.size // st.shape[0] // pairs, mv.size // mv.shape[0] // pairs
         to_f32, accumulate = dtypes.to_f32, inst.accumulate
         hints = [(what, view) for what, view, hint in (("stationary", st, inst.is_stationary_onezero),
                                                        ("moving", mv, inst.is_moving_onezero)) if hint]
@@ -656,11 +659,15 @@ class Executable:
                     raise InvalidValueError(f"instruction {n} (nc_matmul): is_{what}_onezero says {what} holds only 0 "
                                             f"and 1, but {inst.__dict__[what].describe()} holds other values; drop "
                                             f"the hint")
-            a, b = to_f32(st).reshape(k, m), to_f32(mv).reshape(k, cols)
+            a, b = to_f32(st).reshape(k, pairs, m), to_f32(mv).reshape(k, pairs, cols)
             total, term = np.zeros((m, cols), np.float32), np.empty((m, cols), np.float32)
+            second = np.empty((m, cols), np.float32) if pairs == 2 else None
             with np.errstate(all="ignore"):
                 for row in range(k):
-                    np.multiply(a[row][:, None], b[row][None, :], out=term)
+                    np.multiply(a[row, 0][:, None], b[row, 0][None, :], out=term)
+                    if second is not None:  # the PE's pair: its two products summed before the column's sum
+                        np.multiply(a[row, 1][:, None], b[row, 1][None, :], out=second)
+                        np.add(term, second, out=term)
                     np.add(total, term, out=total)
                 if accumulate:
                     total = np.add(dst.reshape(m, cols), total)

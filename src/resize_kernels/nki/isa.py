@@ -32,7 +32,7 @@ tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (
 #: The scalar engine's reduce-register commands (``nisa.reduce_cmd.reset_reduce``).
 reduce_cmd = SimpleNamespace(idle="idle", reset="reset", reduce="reduce", reset_reduce="reset_reduce",
                              load_reduce="load_reduce")
-#: nc_matmul's performance modes (``nisa.matmul_perf_mode.none``); double_row needs fp8 inputs.
+#: nc_matmul's performance modes (``nisa.matmul_perf_mode.none``); double_row needs float8 inputs (NcMatmul).
 matmul_perf_mode = SimpleNamespace(none="none", double_row="double_row")
 
 
@@ -286,10 +286,15 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     default) overwrites where no tensor-engine instruction of this trace wrote dst's
     elements before and adds where one did (an accumulation group: successive
     matmuls into one PSUM tile sum, as NKI 0.3.0 documents).
+    ``perf_mode=nisa.matmul_perf_mode.double_row``: the double FP8 mode, float8
+    stationary (K, 2, M) and moving (K, 2, N) (machine NcMatmul).
     """
-    if perf_mode not in (None, matmul_perf_mode.none):
-        raise InvalidValueError(f"nisa.nc_matmul's perf_mode={perf_mode!r} packs fp8 pairs, and the machine has no "
-                                f"fp8 dtype; use perf_mode=nisa.matmul_perf_mode.none")
+    modes = vars(matmul_perf_mode)
+    if perf_mode is None:
+        perf_mode = matmul_perf_mode.none
+    if perf_mode not in modes.values():
+        raise InvalidValueError(f"nisa.nc_matmul requires perf_mode one of "
+                                f"{', '.join(f'nisa.matmul_perf_mode.{k}' for k in modes)}, got {perf_mode!r}")
     if is_transpose:
         raise InvalidValueError("nisa.nc_matmul(is_transpose=True) multiplies by an identity moving tile to "
                                 "transpose; call nisa.nc_transpose(dst, data, engine=nisa.tensor_engine) instead")
@@ -308,7 +313,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         else:
             accumulate = False
     current().emit(m.NcMatmul(dst, as_ap(stationary), as_ap(moving), bool(accumulate), bool(is_stationary_onezero),
-                              bool(is_moving_onezero), tuple(tile_position), tuple(tile_size)))
+                              bool(is_moving_onezero), tuple(tile_position), tuple(tile_size), perf_mode))
     mask[at] = True
 
 

@@ -357,27 +357,42 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, d
     base.dma_copy(dst, src, dst_rmw_op=rmw, mask=mask)
 
 
+#: Classic nc_matmul's ``perf_mode`` values -> the dst-first module's: "double_row_gen3" is NeuronCore-v3's double
+#: FP8 mode (the Neuron 2.23-2.26 docs' nc_matmul example passes ``perf_mode="double_row_gen3"``).
+CLASSIC_PERF_MODES = {None: base.matmul_perf_mode.none, "none": base.matmul_perf_mode.none,
+                      "double_row_gen3": base.matmul_perf_mode.double_row}
+
+
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
-              tile_position=(), tile_size=(), mask=None):
+              tile_position=(), tile_size=(), mask=None, perf_mode=None):
     """stationary.T @ moving on the tensor engine into a new float32 PSUM tile of shape (stationary's free size,
     moving's free size) (classic nki.isa.nc_matmul). ``is_transpose`` is the page's hint that moving is an identity
     matrix (the product is then stationary's transpose): the product is computed as it is, so it is not passed on.
     The operands are read from SBUF (the page's "on SBUF"); one in PSUM (a tensor-engine nc_transpose's result, as
     the nki-samples attention backward passes it) is copied to SBUF first, the extra copy classic nl.store
-    documents for a PSUM tile (ASSUMED the compiler's move here; the page states none)."""
+    documents for a PSUM tile (ASSUMED the compiler's move here; the page states none). ``perf_mode=
+    "double_row_gen3"``: the double FP8 mode, float8 stationary (K, 2, M) and moving (K, 2, N) giving (M, N)."""
+    if not isinstance(perf_mode, (str, type(None))) or perf_mode not in CLASSIC_PERF_MODES:
+        raise InvalidValueError(f"classic nisa.nc_matmul requires perf_mode 'double_row_gen3' (NeuronCore-v3's "
+                                f"double FP8 mode) or none, got {perf_mode!r}")
+    mode = CLASSIC_PERF_MODES[perf_mode]
     a, b = (as_ap(nl.copy(x) if as_ap(x).is_sbuf and as_ap(x).tensor.memory == nl.psum else x)
             for x in (stationary, moving))
-    out = _result((int(np.prod(a.shape[1:])), *b.shape[1:]), nl.float32, "nc_matmul", buffer=nl.psum)
+    first = 2 if mode == base.matmul_perf_mode.double_row else 1  # double_row: axis 1 (the 2) is contraction
+    out = _result((int(np.prod(a.shape[first:])), *b.shape[first:]), nl.float32, "nc_matmul", buffer=nl.psum)
     box = nl.masked_box(mask, out.shape)
     if box == ():
         return _done(out, box)
     if box is not None:
+        if first == 2:
+            raise NotSimulatedError("classic nisa.nc_matmul's mask= with perf_mode='double_row_gen3' is not "
+                                    "simulated by resize_kernels.nki; pass the operands' slices instead")
         a = cut(a, [(0, a.shape[0]), box[0]])
         b = cut(b, [(0, b.shape[0]), *box[1:]])
     _call("nc_matmul", _tile(out, box), a, b, **_set(
         is_stationary_onezero=(is_stationary_onezero, False), is_moving_onezero=(is_moving_onezero, False),
         tile_position=(tuple(tile_position), ()),
-        tile_size=(tuple(tile_size), ())))
+        tile_size=(tuple(tile_size), ()), perf_mode=(mode, base.matmul_perf_mode.none)))
     return _done(out, box)
 
 
