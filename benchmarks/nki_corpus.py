@@ -62,7 +62,7 @@ import ml_dtypes
 import numpy as np
 
 from resize_kernels import nki
-from resize_kernels.machine.cost import program_cost
+from resize_kernels.machine.cost import TargetFeatureError, program_cost
 from resize_kernels.nki import launch
 from resize_kernels.nki.tensor import TensorSpec
 
@@ -115,6 +115,16 @@ class Row:
     bench: str = ""  # why there is no modelled latency
     seconds: float = 0.0
     first: bool = True  # the kernel's first row (the one whose numerics count)
+
+    @property
+    def benched(self) -> bool:
+        """Whether a latency was modelled (on one target at least: the other may lack an instruction's mode)."""
+        return self.trn1 is not None or self.trn2 is not None
+
+    @property
+    def modelled_us(self) -> float | None:
+        """The modelled latency on the target the published figure is for."""
+        return self.trn1 if self.published_target == "trn1" else self.trn2
 
 
 @dataclass
@@ -576,8 +586,11 @@ def run_kernel(kernel: Kernel, args) -> list:
             try:
                 result = bench()
                 other = "trn2" if result.target == "trn1" else "trn1"
-                costs = {result.target: result.nc_latency.get_latency_percentile(50),
-                         other: program_cost(result.program, other).modelled_us}
+                costs = {result.target: result.nc_latency.get_latency_percentile(50), other: None}
+                try:  # a Program of one target's features (trn2's double_row matmul) has no cost on the other
+                    costs[other] = program_cost(result.program, other).modelled_us
+                except TargetFeatureError as e:
+                    report(e, args)
                 row.trn1, row.trn2 = costs["trn1"], costs["trn2"]
             except Exception as e:  # noqa: BLE001 - a failing kernel is a row
                 row.bench = f"error: {first_line(e)}"
@@ -613,10 +626,11 @@ def table(rows: list) -> str:
     lines = []
     for r in rows:
         ratio = ""
-        modelled_us = r.trn1 if r.published_target == "trn1" else r.trn2
+        modelled_us = r.modelled_us
         if modelled_us is not None and r.published_us:
             ratio = f"{modelled_us / r.published_us:.2f}" + ("" if r.published_target == "trn1" else " (trn2)")
-        latency = (f"{r.trn1:,.1f}", f"{r.trn2:,.1f}") if r.trn1 is not None else (clip(r.bench, 60), "")
+        latency = tuple("n/a" if us is None else f"{us:,.1f}" for us in (r.trn1, r.trn2)) if r.benched else (
+            clip(r.bench, 60), "")
         lines.append((r.kernel if r.first else "", r.source if r.first else "", clip(r.numerics, 70) if r.first
                       else "", *latency, r.published, ratio, f"{r.seconds:.1f}", r.shape))
     widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(header)]
@@ -632,9 +646,9 @@ def summary(rows: list) -> str:
     kinds = {"ok": 0, "wrong": 0, "skipped": 0, "error": 0}
     for r in firsts:
         kinds[r.numerics.split(":")[0].split(" ")[0] if r.numerics else "error"] += 1
-    benched = [r for r in rows if r.trn1 is not None]
+    benched = [r for r in rows if r.benched]
     within = [r for r in benched if r.published_us and r.published.startswith("<=")
-              and (r.trn1 if r.published_target == "trn1" else r.trn2) <= r.published_us]
+              and r.modelled_us is not None and r.modelled_us <= r.published_us]
     bounds = [r for r in benched if r.published.startswith("<=")]
     by_source = ", ".join(f"{s} {sum(r.source == s for r in firsts)}" for s in dict.fromkeys(r.source for r in firsts))
     return (f"{len(firsts)} kernels ({by_source}); numerics: {kinds['ok']} ok, {kinds['wrong']} wrong, "

@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_bits_equal
 
 from resize_kernels.errors import InvalidValueError
-from resize_kernels.machine import dtypes
+from resize_kernels.machine import cost, dtypes
 from resize_kernels.machine.simulator import run
 from resize_kernels.nki import classic, trace
 from resize_kernels.nki import isa as nisa
@@ -273,3 +273,38 @@ def test_classic_perf_mode_takes_double_row_gen3_only():
     with pytest.raises(InvalidValueError, match=r"classic nisa.nc_matmul requires perf_mode 'double_row_gen3' "
                                                 r"\(NeuronCore-v3's double FP8 mode\) or none, got 'double_row'"):
         classic.simulate_kernel(kernel, a, a)
+
+
+# -- cost ----------------------------------------------------------------------------------------------------------
+
+def matmul_cycles(program, target):
+    (inst,) = [i for i in program.instructions if i.opcode == "nc_matmul"]
+    return cost.engine_cycles(inst, cost.TARGETS[target])
+
+
+@pytest.mark.parametrize("s_shape, m_shape, cycles", [
+    ((128, 2, 128), (128, 2, 512), 512),  # as bf16 (128, 128) x (128, 512): max(min(64, 128), 512)
+    ((128, 2, 32), (128, 2, 16), 32),  # max(min(64, 32), 16)
+    ((16, 2, 100), (16, 2, 10), 64),  # max(min(64, 100), 10)
+])
+def test_a_double_row_matmul_costs_a_bf16_one_of_half_the_contraction_on_trn2(s_shape, m_shape, cycles):
+    """Trainium2 guide: the double FP8 sequence with a 256 contraction "takes the same amount of time as the
+    regular BF16/FP16 ... with a 128 contraction"; twice the FLOPs in bf16's cycles."""
+    program = traced_matmul(s_shape, m_shape, perf_mode=DOUBLE_ROW)
+    assert matmul_cycles(program, "trn2") == cycles
+    same_work_bf16 = traced_matmul((s_shape[0], s_shape[2]), (m_shape[0], m_shape[2]), BF16, BF16)
+    assert matmul_cycles(same_work_bf16, "trn2") == cycles
+
+
+def test_a_float8_matmul_without_perf_mode_costs_as_bf16():
+    program = traced_matmul((128, 128), (128, 512))
+    assert matmul_cycles(program, "trn1") == matmul_cycles(program, "trn2") == 512
+
+
+def test_costing_double_row_on_trn1_is_an_error():
+    program = traced_matmul((128, 2, 128), (128, 2, 512), perf_mode=DOUBLE_ROW)
+    with pytest.raises(cost.TargetFeatureError, match=r"nc_matmul perf_mode='double_row' requires NeuronCore-v3 or "
+                                                      r"newer \(trn2\), got trn1 \(NeuronCore-v2, which has no "
+                                                      r"performance mode\); cost it on trn2"):
+        cost.program_cost(program, "trn1")
+    assert cost.program_cost(program, "trn2").modelled_us > 0

@@ -54,6 +54,16 @@ E7  Tensor engine (nc_matmul, nc_transpose on the tensor engine) in tensor-engin
     [nki.isa.nc_transpose, Neuron 2.26]. No fixed term: the documented figures are
     initiation intervals of a pipelined engine (ASSUMED: its latency is hidden).
     PE tiling (tile_position) runs tiles one after another (ASSUMED: not modelled).
+    float8 inputs cost as bfloat16 (the same page's table). nc_matmul with
+    ``perf_mode="double_row"`` takes two contraction elements per PE per cycle, so
+    M and N are its stationary's and moving's free sizes halved and it costs as a
+    bfloat16 matmul of that M and N ["the above double FP8 LoadStationary/
+    MultiplyMoving instruction sequence with a 256 contraction dimension takes the
+    same amount of time as the regular BF16/FP16 LoadStationary/MultiplyMoving
+    instruction sequence with a 128 contraction dimension": Trainium2 architecture
+    guide, "Double FP8 Matmul Performance"]; trn1 has no such mode ("On
+    NeuronCore-v2, performance mode is not supported", nki.isa.nc_matmul), so
+    costing one there is an error.
 E8  Vector engine extras, ``fixed + max(64, cycles)`` as E2, with cycles from their
     nki.isa pages (Neuron 2.26, "Estimated instruction cost"): tensor_tensor_scan 2N;
     bn_stats N; bn_aggr 13 * N / 3; reciprocal 8N [also "NKI API Common Fields",
@@ -153,6 +163,10 @@ DMA_ENGINES = DMA_QUEUES
 PARTITIONS_PER_DMA_ENGINE = NUM_PARTITIONS // DMA_ENGINES
 
 
+class TargetFeatureError(InvalidValueError):
+    """A Program using an instruction mode the target's NeuronCore lacks (a double_row matmul costed on trn1)."""
+
+
 @dataclass(frozen=True)
 class CostParams:
     """The figures of one target (the module docstring gives each one's source)."""
@@ -178,6 +192,9 @@ class CostParams:
     pe_min_ii_cycles: int = 64  # E7: min(64, N_stationary) and MM_INIT_LATENCY (nki.isa.nc_matmul; v2 guide)
     pe_fp32_passes: int = 4  # E7: float32 inputs cost 4x (nki.isa.nc_matmul; v2 guide)
     pe_onezero_fp32_passes: int = 2  # E7: ASSUMED from "could lead to 2x better performance" (nki.isa.nc_matmul)
+    # E7: contraction elements per PE per cycle in double_row mode; 0 where the core has no such mode (trn1:
+    # nki.isa.nc_matmul, "Performance mode"; trn2: 2, Trainium2 architecture guide, "Double FP8 Matmul Performance")
+    pe_double_row_pairs: int = 0
     act_read_accumulator_cycles: int = 64  # E5: ActReadAccumulator (v2 guide, "Pipelined Reduction")
     scan_passes: int = 2  # E8: tensor_tensor_scan max(MIN_II, 2N) (nki.isa.tensor_tensor_scan)
     bn_aggr_cycles_per_triple: int = 13  # E8: bn_aggr max(MIN_II, 13 * (N / 3)) (nki.isa.bn_aggr)
@@ -202,7 +219,7 @@ class CostParams:
 TARGETS = {
     "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], 17.0),
     "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, shared_sbuf_port=False,
-                       tensor_ghz=2.4),
+                       tensor_ghz=2.4, pe_double_row_pairs=2),
 }
 
 
@@ -251,7 +268,15 @@ def _vector(cycles: float, params: CostParams) -> int:
 
 def _matmul_cycles(inst: NcMatmul, params: CostParams) -> int:
     """E7: nc_matmul in tensor-engine cycles."""
-    cycles = max(min(params.pe_min_ii_cycles, free_size(inst.stationary)), free_size(inst.moving))
+    pairs = 1
+    if inst.perf_mode == "double_row":
+        pairs = params.pe_double_row_pairs
+        if not pairs:
+            raise TargetFeatureError(f"nc_matmul perf_mode='double_row' requires NeuronCore-v3 or newer (trn2), got "
+                                     f"{params.target} ({params.core}, which has no performance mode); cost it on "
+                                     f"trn2, or trace a perf_mode='none' matmul for {params.target}")
+    columns, moving = free_size(inst.stationary) // pairs, free_size(inst.moving) // pairs
+    cycles = max(min(params.pe_min_ii_cycles, columns), moving)
     if inst.stationary.dtype == dtypes.float32:
         onezero = inst.is_stationary_onezero or inst.is_moving_onezero
         cycles *= params.pe_onezero_fp32_passes if onezero else params.pe_fp32_passes
