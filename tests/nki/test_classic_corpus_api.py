@@ -566,3 +566,20 @@ def test_a_mask_and_a_python_bool_combine():
     mask = cnl.arange(8)[None, :] < 5
     assert (mask & True) is mask and (True & mask) is mask
     assert (mask & False) is False and (np.bool_(False) & mask) is False
+
+
+# -- tensor_tensor with a (P, 1) operand ----------------------------------------------------------------------------
+
+def test_tensor_tensor_broadcasts_a_column_along_the_free_axis():
+    """quantized_double_row_matmul multiplies a (P, N) tile by a (P, 1) scale with nisa.tensor_tensor."""
+    @nki.jit
+    def scale_rows(x, s):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.tensor_tensor(nl.load(x), nl.load(s), nl.multiply))
+        return out
+
+    rng = np.random.default_rng(0)
+    x, s = rng.standard_normal((128, 40), np.float32), rng.standard_normal((128, 1), np.float32)
+    np.testing.assert_array_equal(nki.simulate_kernel(scale_rows, x, s), x * s)
+    with pytest.raises(InvalidValueError, match="requires tile shapes that broadcast along free axes"):
+        nki.simulate_kernel(scale_rows, x, s[:, :1].repeat(3, axis=1))

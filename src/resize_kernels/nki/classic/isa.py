@@ -28,7 +28,7 @@ from .. import isa as base
 from .. import language as nl
 from ..index import IndexExpr, Mask, cut
 from ..promotion import is_scalar, promote_types
-from ..tensor import as_ap
+from ..tensor import as_ap, broadcast_to, free_shape_broadcast
 from ..tracer import current, tracing
 from ...errors import InvalidTypeError, InvalidValueError, NotSimulatedError, not_simulated
 from ...machine import dtypes
@@ -185,8 +185,14 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=unknown_engine):
     """out = data1 op data2 elementwise (classic nki.isa.tensor_tensor); dtype defaults to the inputs' promoted
-    type ("whichever has the highest precision", NKI type promotion)."""
+    type ("whichever has the highest precision", NKI type promotion). A free axis of size 1 repeats along the
+    other operand's (a step-0 read, costed as any tensor_tensor): the page asks for equal sizes yet points to
+    tensor_scalar for "broadcasting capability in the free dimension" as the faster way, and nki-samples'
+    quantized_double_row_matmul multiplies a (P, N) tile by a (P, 1) one so."""
     a, b = as_ap(data1), as_ap(data2)
+    if a.shape != b.shape:
+        shape = free_shape_broadcast(a.shape, b.shape, "classic nisa.tensor_tensor")
+        a, b = (broadcast_to(x, shape, "classic nisa.tensor_tensor") for x in (a, b))
     out = _result(a.shape, dtype or promote_types(a.dtype, b.dtype), "tensor_tensor")
     box = nl.masked_box(mask, out.shape)
     if box == ():
