@@ -102,7 +102,8 @@ def test_operands_must_be_arrays_of_a_machine_element_type():
     with pytest.raises(CodegenError) as info:
         codegen(kernel_module("f64[1,4,4,8]", "f64[1,8,8,8]"), registry)
     assert str(info.value) == ("InternalNativeNkiKernel 'rn' (auto) requires array operands "
-                               "of a NeuronCore element type (s8, s16, s32, u8, u16, u32, f16, bf16, f32), got p0 of shape "
+                               "of a NeuronCore element type (s8, s16, s32, u8, u16, u32, f16, bf16, f32, "
+                               "f8e5m2, f8e4m3fn, f8e4m3), got p0 of shape "
                                "f64[1,4,4,8]")
 
 

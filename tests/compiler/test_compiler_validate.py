@@ -97,7 +97,8 @@ def test_element_type_differs():
 def test_element_type_the_machine_lacks():
     assert message(custom_call_module(operand="f64[1,4,4,8]", result="f64[1,8,8,8]")) == (
         "ResizeNearest custom-call 'rn' requires an element type the NeuronCore supports "
-        "(s8, s16, s32, u8, u16, u32, f16, bf16, f32), got operand f64[1,4,4,8] and result f64[1,8,8,8]; "
+        "(s8, s16, s32, u8, u16, u32, f16, bf16, f32, f8e5m2, f8e4m3fn, f8e4m3), got operand f64[1,4,4,8] and "
+        "result f64[1,8,8,8]; "
         "convert the operand first")
 
 

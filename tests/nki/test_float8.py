@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import assert_bits_equal
 
+import resize_kernels as rk
 from resize_kernels.errors import InvalidValueError
 from resize_kernels.machine import cost, dtypes
 from resize_kernels.machine.simulator import run
@@ -308,3 +309,13 @@ def test_costing_double_row_on_trn1_is_an_error():
                                                       r"performance mode\); cost it on trn2"):
         cost.program_cost(program, "trn1")
     assert cost.program_cost(program, "trn2").modelled_us > 0
+
+
+# -- the resize moves float8 bits, as it moves every machine dtype's ----------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
+def test_resize_nearest_moves_every_float8_bit_pattern_exactly(dtype):
+    x = np.arange(4 * 5 * 16 * 4, dtype=np.uint32).astype(np.uint8).view(dtype).reshape(1, 4 * 4, 5, 16)
+    y = rk.resize_nearest(x, (21, 7))
+    rows, cols = np.arange(21) * 16 // 21, np.arange(7) * 5 // 7
+    assert_bits_equal(y, x[:, rows][:, :, cols])

@@ -32,7 +32,7 @@ from ..hlo.shape import ELEMENT_TYPES
 
 #: Custom-call targets of the resize op family; they share the backend_config and the NHWC conventions.
 RESIZE_TARGETS = ("ResizeNearest", "ResizeNearestGrad")
-#: HLO element types the NeuronCore model moves (f32, bf16, f16 and the 8/16/32-bit integers).
+#: HLO element types the NeuronCore model moves (f32, bf16, f16, NKI's three float8s and the 8/16/32-bit integers).
 SUPPORTED_ELEMENT_TYPES = tuple(name for name, (_, dtype) in ELEMENT_TYPES.items()
                                 if dtype is not None and np.dtype(dtype) in dtypes.SUPPORTED)
 _BACKEND_CONFIG = re.compile(r'"([01])([01])"')
