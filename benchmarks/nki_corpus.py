@@ -32,10 +32,10 @@ project's simulator, ``resize_kernels.nki.install_aliases``), and nothing of the
   the tutorials' tolerances.
 
 Latency is ``nki.benchmark``'s, cost-only (trace and cost, no element computed): trn1 as it reports (trn2 for
-a kernel marked ``platform_target="trn2"``), and the same Program costed on the other target. Every latency
-this script computes is modelled (machine/cost.py), not measured. A kernel that fails is a row saying how
-(``error:`` and the exception's first line), never a crash; ``--only`` runs the kernels whose name contains
-a given text.
+a kernel marked ``platform_target="trn2"``), and the same Program costed on the other target ("n/a" where that
+target lacks an instruction's mode: trn1 has no double_row matmul). Every latency this script computes is
+modelled (machine/cost.py), not measured. A kernel that fails is a row saying how (``error:`` and the
+exception's first line), never a crash; ``--only`` runs the kernels whose name contains a given text.
 """
 
 from __future__ import annotations
