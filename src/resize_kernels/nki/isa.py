@@ -254,7 +254,8 @@ def memset(dst, value, engine=None, name=None) -> None:
 
 # -- the tensor engine ---------------------------------------------------------------------------------
 
-#: Per trace: each PSUM tile a tensor-engine instruction has written, with a mask of the elements written, for
+#: Per trace: each PSUM tile a tensor-engine instruction has written, with a mask of the elements written (or
+#: True once all are: a trace writes many PSUM tiles whole, and a mask each would outweigh its instructions), for
 #: nc_matmul's accumulate=None ("the first write to a PSUM location overwrites, and subsequent writes to the same
 #: location accumulate", nki.isa.nc_matmul).
 _psum_written: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -269,12 +270,20 @@ def _elements(ap) -> np.ndarray:
 
 
 def _psum_writes(dst) -> tuple:
-    """(mask of the PSUM tile's elements a tensor-engine instruction has written in this trace, dst's positions)."""
+    """(which of dst's elements a tensor-engine instruction has written in this trace, as a bool array, and a
+    function to call once the instruction is emitted, which notes dst as written)."""
     tile = dst.tensor
     written = _psum_written.setdefault(current(), {})
-    if tile not in written:
-        written[tile] = np.zeros(tile.partitions * tile.free_size, bool)
-    return written[tile], _elements(dst)
+    state = written.get(tile)
+    if state is True:
+        return np.ones(dst.size, bool), lambda: None
+    at = _elements(dst)
+    mask = np.zeros(tile.partitions * tile.free_size, bool) if state is None else state
+
+    def note():
+        mask[at] = True
+        written[tile] = True if mask.all() else mask
+    return mask[at], note
 
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
@@ -301,8 +310,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     if accumulate not in (None, True, False):
         raise InvalidValueError(f"nisa.nc_matmul requires accumulate True, False or None, got {accumulate!r}")
     dst = as_ap(dst)
-    mask, at = _psum_writes(dst)
-    before = mask[at]
+    before, note_written = _psum_writes(dst)
     if accumulate is None:
         if before.all():
             accumulate = True
@@ -314,7 +322,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
             accumulate = False
     current().emit(m.NcMatmul(dst, as_ap(stationary), as_ap(moving), bool(accumulate), bool(is_stationary_onezero),
                               bool(is_moving_onezero), tuple(tile_position), tuple(tile_size), perf_mode))
-    mask[at] = True
+    note_written()
 
 
 def nc_transpose(dst, data, engine=None, name=None) -> None:
@@ -330,9 +338,9 @@ def nc_transpose(dst, data, engine=None, name=None) -> None:
     else:
         where = _engine(engine, "nisa.nc_transpose", {"tensor": "tensor", "vector": "vector"})
     if where == "tensor":
-        mask, at = _psum_writes(dst)
+        _, note_written = _psum_writes(dst)
         current().emit(m.NcTranspose(dst, data, where))
-        mask[at] = True
+        note_written()
     else:
         current().emit(m.NcTranspose(dst, data, where))
 
