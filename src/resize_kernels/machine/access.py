@@ -15,14 +15,14 @@ are non-negative.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InvalidValueError
 from .errors import OutOfBoundsError
 from .memory import HbmTensor, SbufTile
 
 
-@dataclass(frozen=True, eq=False, init=False)
+@dataclass(frozen=True, eq=False, init=False, slots=True)
 class AccessPattern:
     tensor: HbmTensor | SbufTile
     pattern: tuple  # ((step, num), ...)
@@ -30,30 +30,38 @@ class AccessPattern:
     vector_offset: "AccessPattern | None" = None
     indirect_dim: int | None = None
     row_size: int = 0  # elements per indexed row of a gather
-
-    _in_bounds = False  # set on the instance by check_static (a class default: no instance __dict__ to look in)
+    # Computed once, as they are read on every use. Slots, not an instance __dict__: a trace holds a pattern or
+    # more per instruction, and a dict each outweighs the pattern's own data.
+    shape: tuple = field(init=False, repr=False)
+    is_sbuf: bool = field(init=False, repr=False)
+    _in_bounds: bool = field(init=False, repr=False)  # set by check_static
 
     def __init__(self, tensor, pattern, offset=0, vector_offset=None, indirect_dim=None, row_size=0):
-        """The dataclass's fields, written into the instance's __dict__ at once (a frozen dataclass's own __init__
-        sets each through object.__setattr__: patterns are made per instruction, so that adds up), then checked."""
-        self.__dict__.update(tensor=tensor, pattern=pattern, offset=offset, vector_offset=vector_offset,
-                             indirect_dim=indirect_dim, row_size=row_size)
-        self.__post_init__()
-
-    def __post_init__(self):
-        pattern, d = self.pattern, self.__dict__
+        """Set the fields (through object.__setattr__: the dataclass is frozen), then check them."""
         if not _valid_int_pairs(pattern):  # the general path: convert, then check (and say what is wrong)
-            pattern = d["pattern"] = tuple((int(s), int(n)) for s, n in pattern)
+            pattern = tuple((int(s), int(n)) for s, n in pattern)
             if not pattern:
-                raise InvalidValueError(f"an access pattern on {self.tensor.name!r} needs at least one [step, num] pair")
+                raise InvalidValueError(f"an access pattern on {tensor.name!r} needs at least one [step, num] pair")
             for k, (step, num) in enumerate(pattern):
-                backwards_ok = self.indirect_dim is None and not (k == 0 and isinstance(self.tensor, SbufTile))
+                backwards_ok = indirect_dim is None and not (k == 0 and isinstance(tensor, SbufTile))
                 if num < 1 or (step < 0 and not backwards_ok):
-                    raise InvalidValueError(f"access pattern on {self.tensor.name!r} requires num >= 1 in every "
+                    raise InvalidValueError(f"access pattern on {tensor.name!r} requires num >= 1 in every "
                                             f"[step, num] pair and step >= 0 on a gather's pairs and on SBUF "
                                             f"partitions, got {[list(p) for p in pattern]}")
-        d["shape"] = tuple([n for _, n in pattern])  # read on every use: computed once
-        d["is_sbuf"] = is_sbuf = isinstance(self.tensor, SbufTile)
+        is_sbuf = isinstance(tensor, SbufTile)
+        _set(self, "tensor", tensor)
+        _set(self, "pattern", pattern)
+        _set(self, "offset", offset)
+        _set(self, "vector_offset", vector_offset)
+        _set(self, "indirect_dim", indirect_dim)
+        _set(self, "row_size", row_size)
+        _set(self, "shape", tuple([n for _, n in pattern]))
+        _set(self, "is_sbuf", is_sbuf)
+        _set(self, "_in_bounds", False)
+        self._check()
+
+    def _check(self):
+        pattern, is_sbuf = self.pattern, self.is_sbuf
         if (self.vector_offset is None) != (self.indirect_dim is None):
             raise InvalidValueError(f"access pattern on {self.tensor.name!r}: vector_offset and indirect_dim go together")
         if self.indirect_dim is not None:
@@ -131,7 +139,7 @@ class AccessPattern:
             if f0 + span >= free or f0 + low < 0:
                 raise OutOfBoundsError(f"{where}: access to {self.describe()} runs past the "
                                        f"{'end' if f0 + span >= free else 'start'} of a partition (free size {free})")
-        object.__setattr__(self, "_in_bounds", True)
+        _set(self, "_in_bounds", True)
 
     def locate(self, element: int) -> str:
         """Say where a flat element is: partition and offset for SBUF, element for HBM."""
@@ -157,8 +165,11 @@ class AccessPattern:
         return text + ")"
 
 
+_set = object.__setattr__  # a frozen dataclass's fields are set through it
+
+
 def _valid_int_pairs(pattern) -> bool:
-    """True when ``pattern`` is already what __post_init__ makes of one: a non-empty tuple of (step, num) int pairs
+    """True when ``pattern`` is already what __init__ makes of one: a non-empty tuple of (step, num) int pairs
     with step >= 0 and num >= 1. Kernels and the tracer build patterns so; they then skip the conversion."""
     if type(pattern) is not tuple or not pattern:
         return False

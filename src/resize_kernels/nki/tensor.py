@@ -46,6 +46,8 @@ class TileOps:
     Python's %). Comparisons give tiles of 1 and 0 in the promoted dtype, as nl.less does. ``+=`` and the other
     in-place operators write the result into the tile (or view) itself."""
 
+    __slots__ = ()  # TileView's instances have an AccessPattern's slots only, no __dict__
+
     def __add__(self, other):
         return _binary("+", "add", self, other)
 
@@ -127,6 +129,8 @@ class _Reindex:
     index: each axis of the view is a [step, num] pair of its pattern; an integer drops the axis (an SBUF view
     keeps its partition axis, as a tile does), slices and nl.arange expressions select along it."""
 
+    __slots__ = ()
+
     @property
     def name(self) -> str:
         return self.tensor.name
@@ -174,6 +178,8 @@ class TileView(TileOps, AccessPattern):
     """An SBUF tile indexed with integers and slices (``tile[0:64, 3]``): an access pattern that also takes the
     tile operators, so it reads and computes like a tile (partition axis first), and indexes again."""
 
+    __slots__ = ()
+
     @property
     def buffer(self) -> str:
         return "sbuf"
@@ -189,6 +195,8 @@ class TileView(TileOps, AccessPattern):
 class HbmView(_Reindex, AccessPattern):
     """An HBM tensor indexed with integers and slices (``v[b, h]``, ``q[0, 0:128, :]``): an access pattern that
     indexes again."""
+
+    __slots__ = ()
 
 
 def _full_key(key: tuple, shape: tuple, name: str) -> tuple:
