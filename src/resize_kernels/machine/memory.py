@@ -211,6 +211,7 @@ def place_blocks(capacity: int, fixed: list[Lifetime], blocks: list[Lifetime], w
     order = sorted(range(len(blocks)), key=lambda i: (blocks[i].first, -blocks[i].size, i))
     fixed = sorted((f for f in fixed if f.size), key=lambda f: f.first)
     fixed_firsts = [f.first for f in fixed]
+    ranges = _in_use(fixed)
     waiting, live_fixed, live = 0, [], []
     for i in order:
         block = blocks[i]
@@ -219,13 +220,33 @@ def place_blocks(capacity: int, fixed: list[Lifetime], blocks: list[Lifetime], w
             waiting += 1
         live_fixed = [f for f in live_fixed if f.last >= block.first]
         live = [b for b in live if b.last >= block.first]
-        busy = [(f.offset, f.offset + f.size) for f in live_fixed] + [(b.offset, b.offset + b.size) for b in live]
         later = bisect.bisect_right(fixed_firsts, block.last, lo=waiting)
-        busy += [(f.offset, f.offset + f.size) for f in fixed[waiting:later]]
+        if len(live_fixed) + later - waiting <= len(ranges):  # the fixed tiles live during the block, one by one
+            busy = {(f.offset, f.offset + f.size) for f in live_fixed}
+            busy.update((f.offset, f.offset + f.size) for f in fixed[waiting:later])
+        else:  # fewer ranges than tiles (the stack reuses its addresses): the ranges in use during the block
+            busy = {span for span, (starts, ends) in ranges.items()
+                    if (k := bisect.bisect_left(ends, block.first)) < len(ends) and starts[k] <= block.last}
+        busy.update((b.offset, b.offset + b.size) for b in live)
         block.offset = _lowest_gap(sorted(busy), block.size, capacity)
         if block.offset is None:
             raise SbufCapacityError(_no_room(what, capacity, fixed, blocks, block))
         live.append(block)
+
+
+def _in_use(fixed: list[Lifetime]) -> dict:
+    """When each address range of ``fixed`` (sorted by first use) is in use: (start, end) bytes -> (firsts, lasts),
+    the sorted, disjoint instruction intervals during which some tile there is live (for ``place_blocks`` to ask
+    which ranges are busy during a block's life without walking every tile)."""
+    ranges: dict = {}
+    for f in fixed:
+        starts, ends = ranges.setdefault((f.offset, f.offset + f.size), ([], []))
+        if ends and f.first <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], f.last)
+        else:
+            starts.append(f.first)
+            ends.append(f.last)
+    return ranges
 
 
 #: How an instruction uses a block (``plan_spills``): reads it only; writes part of it or reads and writes it;
