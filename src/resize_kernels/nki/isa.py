@@ -261,12 +261,8 @@ def memset(dst, value, engine=None, name=None) -> None:
 _psum_written: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _elements(ap) -> np.ndarray:
-    """The flat element positions (in its tile's storage) a direct pattern reaches."""
-    at = np.array([ap.offset], np.int64)
-    for step, num in ap.pattern:
-        at = (at[:, None] + step * np.arange(num, dtype=np.int64)).ravel()
-    return at
+#: What ``_psum_writes`` gives for elements all written before, or none (nc_matmul reads .all() and .any()).
+_ALL_WRITTEN, _NONE_WRITTEN = np.ones(1, bool), np.zeros(1, bool)
 
 
 def _psum_writes(dst) -> tuple:
@@ -276,14 +272,34 @@ def _psum_writes(dst) -> tuple:
     written = _psum_written.setdefault(current(), {})
     state = written.get(tile)
     if state is True:
-        return np.ones(dst.size, bool), lambda: None
-    at = _elements(dst)
+        return _ALL_WRITTEN, _nothing
+    if state is None and _whole_tile(dst):
+        def note():
+            written[tile] = True
+        return _NONE_WRITTEN, note
     mask = np.zeros(tile.partitions * tile.free_size, bool) if state is None else state
+    at = np.ndarray(dst.shape, bool, buffer=mask, offset=dst.offset, strides=[step for step, _ in dst.pattern])
 
     def note():
-        mask[at] = True
+        at[...] = True
         written[tile] = True if mask.all() else mask
-    return mask[at], note
+    return at, note
+
+
+def _nothing() -> None:
+    pass
+
+
+def _whole_tile(ap) -> bool:
+    """Whether a direct pattern covers its tile's elements, each once, in order."""
+    if ap.offset or ap.size != ap.tensor.partitions * ap.tensor.free_size:
+        return False
+    run = 1
+    for step, num in reversed(ap.pattern):
+        if step != run and num > 1:
+            return False
+        run *= num
+    return True
 
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
