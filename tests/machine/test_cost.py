@@ -270,3 +270,15 @@ def test_hbm_intervals_answer_as_the_rect_table_does():
             for r in rects:
                 (table.write if writing else table.read)((r, r), finish)
             (intervals.write if writing else intervals.read)(rects, finish)
+
+
+@pytest.mark.parametrize("target", ["trn1", "trn2"])
+def test_a_report_without_events_has_the_same_figures(target):
+    """events=False (a cost-only benchmark) keeps no per-instruction schedule and changes no figure."""
+    p = trace_resize((1, 30, 20, 16), (59, 38), kernel="seed")
+    full, totals = cost.program_cost(p, target), cost.program_cost(p, target, events=False)
+    assert full.events and not totals.events and not totals.timeline()
+    assert full.modelled_us == max(e.end_us for e in full.events) + full.params.launch_us
+    for name in ("modelled_us", "instructions", "cycles", "busy_us", "dma_count", "dma_bytes", "dma_indirect",
+                 "dma_descriptors", "dma_shapes", "descriptor_gen_cycles"):
+        assert getattr(totals, name) == getattr(full, name), name

@@ -478,7 +478,9 @@ def _footprint(ap: AccessPattern):
         starts = (starts[:, None] + step * np.arange(num)).ravel()
     starts = np.unique(starts)
     breaks = np.flatnonzero(np.diff(starts) != run) + 1  # merge runs that touch
-    return t, tuple((int(g[0]), int(g[-1]) + run, 0, 1) for g in np.split(starts, breaks))
+    firsts = starts[np.concatenate(([0], breaks))].tolist()
+    lasts = starts[np.concatenate((breaks - 1, [len(starts) - 1]))].tolist()
+    return t, tuple((lo, hi + run, 0, 1) for lo, hi in zip(firsts, lasts))
 
 
 def _overlap(a, b) -> bool:
@@ -699,7 +701,7 @@ class _Memories:
 
 # -- the report --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """One instruction in the modelled schedule: when it started and ended, where it ran (all modelled, us)."""
 
@@ -848,11 +850,14 @@ def _index_tile(inst: Instruction) -> AccessPattern | None:
 
 
 def program_cost(program: Program, target: str = "trn1", label: str = "",
-                 stop_past_us: float | None = None) -> CostReport | None:
+                 stop_past_us: float | None = None, events: bool = True) -> CostReport | None:
     """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled schedule (S1-S4).
 
     ``stop_past_us``: give up (return None) as soon as the modelled time passes it (the schedule's end so far
-    can only grow), for a caller that only needs to know the Program is slower than that.
+    can only grow), for a caller that only needs to know the Program is slower than that. ``events=False``
+    keeps no Event per instruction (the report's ``events``, ``timeline()`` and ``schedule()`` are then empty;
+    every figure is the same), for a caller that reads the totals only, such as a cost-only benchmark of a
+    large Program.
     """
     params = target_params(target)
     memories = _Memories(program)
@@ -866,7 +871,7 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
     shapes = collections.Counter()
     dma_bytes = descriptors = indirect = 0
     gen_cycles = 0.0
-    events = []
+    kept = []
     end, stop = 0.0, math.inf if stop_past_us is None else stop_past_us - params.launch_us
     for index, inst in enumerate(program.instructions):
         engine = inst.engine
@@ -905,7 +910,8 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
                 packets.append((q, begin, begin + packet_us))
             start = min(b for _, b, _ in packets)
             finish = max(e for _, _, e in packets) + params.dma_latency_us  # D4
-            event = Event(index, inst.opcode, engine, start, finish, shape.nbytes, tuple(packets), dge)
+            if events:
+                kept.append(Event(index, inst.opcode, engine, start, finish, shape.nbytes, tuple(packets), dge))
         else:
             c = engine_cycles(inst, params)
             cycles[engine] += c
@@ -916,19 +922,18 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
             start = _place(lanes_used, ready, duration)
             finish = start + duration
             busy[engine] += duration
-            event = Event(index, inst.opcode, engine, start, finish)
+            if events:
+                kept.append(Event(index, inst.opcode, engine, start, finish))
         for s in srcs:
             memories.read(s, finish)
         for d in dsts:
             memories.write(d, finish)
-        events.append(event)
-        end = max(end, event.end_us)
+        end = max(end, finish)
         if end > stop:
             return None
-    makespan = max((e.end_us for e in events), default=0.0)
     return CostReport(
-        program=program.name, params=params, modelled_us=params.launch_us + makespan,
+        program=program.name, params=params, modelled_us=params.launch_us + end,
         instructions=counts, cycles=cycles, busy_us=busy, dma_count=counts["dma"], dma_bytes=dma_bytes,
         dma_indirect=indirect, dma_strided=counts["dma"] - indirect, dma_descriptors=descriptors,
         dma_shapes=shapes, descriptor_gen_cycles=gen_cycles, sbuf_high_water=program.sbuf_high_water,
-        sbuf_capacity=params.sbuf_partition_bytes, label=label, events=events)
+        sbuf_capacity=params.sbuf_partition_bytes, label=label, events=kept)

@@ -260,7 +260,7 @@ class BenchmarkKernel(Kernel):
             program = trace(self, *args, grid=grid, sources=False, **_trace_options(self), **kwargs)
             outs = UnsimulatedOutputs(self.__name__)
         target = _model_target(self)
-        result = BenchmarkResult(program_cost(program, target).modelled_us, program, target)
+        result = BenchmarkResult(program_cost(program, target, events=False).modelled_us, program, target)
         launched.benchmark_result = self.benchmark_result = result
         return outs
 
