@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import gc
 import inspect
 import itertools
 import math
@@ -607,6 +608,8 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
             handles.append(a)
     tracer.grid, tracer.platform = grid, platform
     _state.tracer = tracer
+    collecting = gc.isenabled()
+    gc.disable()  # each full collection walks the whole Program built so far: a long trace's time went there
     try:
         result = None
         for pid in itertools.product(*map(range, grid)):  # one empty tuple when there is no grid
@@ -622,6 +625,8 @@ def trace(kernel, *args, sbuf_partition_bytes: int = DEFAULT_SBUF_PARTITION_BYTE
         tracer.finish()
     finally:
         _state.tracer = None
+        if collecting:
+            gc.enable()
     program = tracer.program
     for out in (result if isinstance(result, (tuple, list)) else (result,)):
         if not isinstance(out, NkiTensor) or out.storage not in program.internal:
