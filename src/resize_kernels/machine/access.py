@@ -38,7 +38,14 @@ class AccessPattern:
 
     def __init__(self, tensor, pattern, offset=0, vector_offset=None, indirect_dim=None, row_size=0):
         """Set the fields (through object.__setattr__: the dataclass is frozen), then check them."""
-        if not _valid_int_pairs(pattern):  # the general path: convert, then check (and say what is wrong)
+        if _valid_int_pairs(pattern):  # as kernels and the tracer build patterns: one shared copy of each
+            known = _KNOWN.get(pattern)
+            if known is None:
+                if len(_KNOWN) >= _KNOWN_MAX:
+                    _KNOWN.clear()
+                known = _KNOWN[pattern] = (pattern, tuple([n for _, n in pattern]))
+            pattern, shape = known
+        else:  # the general path: convert, then check (and say what is wrong)
             pattern = tuple((int(s), int(n)) for s, n in pattern)
             if not pattern:
                 raise InvalidValueError(f"an access pattern on {tensor.name!r} needs at least one [step, num] pair")
@@ -48,6 +55,7 @@ class AccessPattern:
                     raise InvalidValueError(f"access pattern on {tensor.name!r} requires num >= 1 in every "
                                             f"[step, num] pair and step >= 0 on a gather's pairs and on SBUF "
                                             f"partitions, got {[list(p) for p in pattern]}")
+            shape = tuple([n for _, n in pattern])
         is_sbuf = isinstance(tensor, SbufTile)
         _set(self, "tensor", tensor)
         _set(self, "pattern", pattern)
@@ -55,7 +63,7 @@ class AccessPattern:
         _set(self, "vector_offset", vector_offset)
         _set(self, "indirect_dim", indirect_dim)
         _set(self, "row_size", row_size)
-        _set(self, "shape", tuple([n for _, n in pattern]))
+        _set(self, "shape", shape)
         _set(self, "is_sbuf", is_sbuf)
         _set(self, "_in_bounds", False)
         self._check()
@@ -166,6 +174,12 @@ class AccessPattern:
 
 
 _set = object.__setattr__  # a frozen dataclass's fields are set through it
+
+#: Patterns of non-negative int pairs already made -> (that pattern, its shape): the patterns of a trace repeat
+#: (every iteration of a loop walks its tiles alike), and one shared copy of each keeps a large Program's
+#: memory to its instructions. Emptied when full, so that it stays small.
+_KNOWN: dict = {}
+_KNOWN_MAX = 1 << 16
 
 
 def _valid_int_pairs(pattern) -> bool:
