@@ -19,7 +19,7 @@ import math
 import mmap
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class HbmTensor:
         return f"{self.name}: {dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class SbufTile:
     """A tile on chip: partitions 0..partitions-1, ``free_size`` elements each, at byte ``address``.
 
@@ -77,9 +77,10 @@ class SbufTile:
     dtype: np.dtype
     address: int | None  # None only while a block's storage is not yet placed (see place_blocks)
     memory: str = "sbuf"
+    free_size: int = field(init=False, repr=False)  # elements per partition; read on every access
 
     def __post_init__(self):
-        self.free_size = math.prod(self.free_shape)  # elements per partition; read on every access
+        self.free_size = math.prod(self.free_shape)
 
     @property
     def shape(self) -> tuple:
