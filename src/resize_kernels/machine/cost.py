@@ -483,14 +483,6 @@ def _footprint(ap: AccessPattern):
     return t, tuple((lo, hi + run, 0, 1) for lo, hi in zip(firsts, lasts))
 
 
-def _overlap(a, b) -> bool:
-    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
-
-
-def _covers(a, b) -> bool:
-    return a[0] <= b[0] and b[1] <= a[1] and a[2] <= b[2] and b[3] <= a[3]
-
-
 class _Memory:
     """Finish times of the latest writes, and of the reads since, over one memory; bucketed for speed."""
 
@@ -507,12 +499,12 @@ class _Memory:
         write), and after the reads its tile rect overlaps if it writes (S2). ``rect`` is (tile rect, own bytes)."""
         tile, own = rect
         t = 0.0
-        for b in self._buckets(tile):
-            for table, mine in ((self.writes.get(b), own if writing else tile), (self.reads.get(b) if writing else None,
-                                                                                  tile)):
+        for b in self._buckets(tile):  # r overlaps (lo, hi, p0, p1), tested inline: this runs per access
+            for table, (lo, hi, p0, p1) in ((self.writes.get(b), own if writing else tile),
+                                            (self.reads.get(b) if writing else None, tile)):
                 if table:
                     for r, finish in table.items():
-                        if finish > t and _overlap(r, mine):
+                        if finish > t and r[0] < hi and lo < r[1] and r[2] < p1 and p0 < r[3]:
                             t = finish
         return t
 
@@ -526,10 +518,11 @@ class _Memory:
     def write(self, rect, finish: float) -> None:
         """Record a write on its own bytes; earlier accesses it covers are ordered before it, so forget them."""
         rect = rect[1]
+        lo, hi, p0, p1 = rect
         for b in self._buckets(rect):
             for table in (self.writes.get(b), self.reads.get(b)):
-                if table:
-                    for r in [r for r in table if _covers(rect, r)]:
+                if table:  # the rects r that rect covers
+                    for r in [r for r in table if lo <= r[0] and r[1] <= hi and p0 <= r[2] and r[3] <= p1]:
                         del table[r]
             self.writes[b][rect] = finish
 
@@ -677,7 +670,9 @@ class _Memories:
         mem = self.mem.get(key)
         if mem is None:
             return 0.0
-        return mem.ready(rects, writing) if isinstance(mem, _Intervals) else max(mem.ready(r, writing) for r in rects)
+        if isinstance(mem, _Intervals):
+            return mem.ready(rects, writing)
+        return mem.ready(rects[0], writing) if len(rects) == 1 else max(mem.ready(r, writing) for r in rects)
 
     def read(self, footprint, finish: float) -> None:
         key, rects = footprint
