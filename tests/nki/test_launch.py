@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from resize_kernels import errors as nki_errors
 from resize_kernels import nki
 from resize_kernels.errors import InvalidTypeError, InvalidValueError
 from resize_kernels.machine.cost import program_cost
@@ -167,6 +168,24 @@ def test_cost_only_benchmark_takes_shapes_without_data():
     with pytest.raises(InvalidTypeError, match=r"nt.tensor\[shape, dtype\] requires a list or tuple of ints as "
                                                r"shape, got 4"):
         nki.benchmark(scale_rows_by_program_id)[4, 2](nt.tensor[4, nl.float32])
+
+
+def test_a_cost_only_benchmark_has_a_larger_budget_than_a_simulation(monkeypatch):
+    """A cost-only trace holds no data, so it may emit COST_ONLY_MAX_INSTRUCTIONS; a trace to simulate stops at
+    MAX_INSTRUCTIONS. Either stops with an error saying what its budget bounds."""
+    x = np.zeros((4, 6), np.float32)
+    needed = len(scale_rows_by_program_id[4, 2].trace(x).instructions)  # 3 per instance
+    monkeypatch.setattr("resize_kernels.nki.tracer.MAX_INSTRUCTIONS", needed - 1)
+    monkeypatch.setattr("resize_kernels.nki.launch.COST_ONLY_MAX_INSTRUCTIONS", needed)
+    with pytest.raises(nki_errors.InstructionBudgetError, match=f"needs more than {needed - 1} instructions"):
+        scale_rows_by_program_id[4, 2](x)
+    launch = nki.benchmark(scale_rows_by_program_id)[4, 2]
+    launch(x)
+    assert launch.benchmark_result.program.instructions
+    monkeypatch.setattr("resize_kernels.nki.launch.COST_ONLY_MAX_INSTRUCTIONS", needed - 1)
+    with pytest.raises(nki_errors.InstructionBudgetError, match=r"the tracer's budget \(tracing and costing that "
+                                                                 r"many take up to about [\d,]+ s and [\d.]+ GB\)"):
+        nki.benchmark(scale_rows_by_program_id)[4, 2](x)
 
 
 def test_simulate_kernel_and_baremetal_compute_a_benchmark_kernels_outputs():

@@ -5,7 +5,9 @@ There is no device here: a launch traces the kernel into a Program and runs it
 on the simulator. ``benchmark`` traces and costs it only (cost-only mode): it
 reports the cost model's latency for the Program, modelled, not measured
 (machine/cost.py), without computing a single element, so that kernels of 10^12
-flops are benchmarked in seconds; ``benchmark(..., numerics=True)`` also runs
+flops are benchmarked in seconds to minutes; as it holds no data, its trace may
+emit tracer.COST_ONLY_MAX_INSTRUCTIONS instructions, more than a trace to
+simulate (tracer.MAX_INSTRUCTIONS). ``benchmark(..., numerics=True)`` also runs
 it. NKI documents no cost-only mode for ``simulate_kernel`` or ``baremetal``:
 they always compute the outputs.
 """
@@ -25,7 +27,7 @@ from ..machine.isa import Program
 from ..machine.simulator import run
 from . import typing as nt
 from .tensor import TensorSpec
-from .tracer import trace, tracing
+from .tracer import COST_ONLY_MAX_INSTRUCTIONS, trace, tracing
 
 #: The cost model target ``benchmark`` reports for (NKI benchmarks on the device the code runs on), unless the
 #: kernel names its platform (``@nki.jit(platform_target="trn2")``).
@@ -257,7 +259,8 @@ class BenchmarkKernel(Kernel):
         if self.numerics:
             program, outs = simulate(self, args, kwargs, grid)
         else:  # no source lines: the cost model does not read them, and a large trace is 10% faster without
-            program = trace(self, *args, grid=grid, sources=False, **_trace_options(self), **kwargs)
+            program = trace(self, *args, grid=grid, sources=False, max_instructions=COST_ONLY_MAX_INSTRUCTIONS,
+                            **_trace_options(self), **kwargs)
             outs = UnsimulatedOutputs(self.__name__)
         target = _model_target(self)
         result = BenchmarkResult(program_cost(program, target, events=False).modelled_us, program, target)

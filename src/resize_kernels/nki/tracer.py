@@ -46,18 +46,27 @@ _state = threading.local()
 #: Frames in this package are the API's own; the first frame outside it issued the instruction.
 _NKI_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
-#: Instructions one trace may emit. Tracing costs about 25-35 us and 1 KB per instruction, so the budget bounds a
-#: trace to about 10 s and 300 MB; a kernel that unrolls per tile stops here on a large shape instead of running
+#: Instructions one trace may emit: a kernel that unrolls per tile stops here on a large shape instead of running
 #: for minutes while memory grows. (The seed's kernel on 1x512x512x64 -> 1024x1024 needs 278,528.)
 MAX_INSTRUCTIONS = 300_000
+#: Instructions a cost-only trace (``nki.benchmark``) may emit: it computes no element, so the Program is all it
+#: holds; nki-samples' flash_attn_bwd perf shapes fit, with room to spare (benchmarks/cost_only_scale.py measures
+#: what each needs).
+COST_ONLY_MAX_INSTRUCTIONS = 2_500_000
+#: What tracing a kernel and costing its Program take per instruction emitted, at most about (the largest of
+#: benchmarks/cost_only_scale.py's figures): what a budget bounds, as its error says.
+SECONDS_PER_INSTRUCTION = 70e-6
+BYTES_PER_INSTRUCTION = 1000
 
 
 def budget_error(name: str, budget: int) -> InstructionBudgetError:
     """The error of a trace of ``name`` past ``budget`` instructions (raised by the tracer, or before tracing where a
     kernel's lower bound already passes it)."""
-    return InstructionBudgetError(f"tracing {name} needs more than {budget:,} instructions, the tracer's budget "
-                                  f"(about 10 s and 300 MB); a kernel that unrolls a loop per tile grows with its "
-                                  f"data: trace a smaller shape or a kernel with fewer, larger tiles")
+    return InstructionBudgetError(
+        f"tracing {name} needs more than {budget:,} instructions, the tracer's budget (tracing and costing that many "
+        f"take up to about {budget * SECONDS_PER_INSTRUCTION:,.0f} s and {budget * BYTES_PER_INSTRUCTION / 1e9:.1f} "
+        f"GB); a kernel that unrolls a loop per tile grows with its data: trace a smaller shape or a kernel with "
+        f"fewer, larger tiles")
 
 
 class Tracer:
