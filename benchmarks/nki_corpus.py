@@ -588,10 +588,11 @@ def run_kernel(kernel: Kernel, args) -> list:
                 other = "trn2" if result.target == "trn1" else "trn1"
                 costs = {result.target: result.nc_latency.get_latency_percentile(50), other: None}
                 try:  # a Program of one target's features (trn2's double_row matmul) has no cost on the other
-                    costs[other] = program_cost(result.program, other).modelled_us
+                    costs[other] = program_cost(result.program, other, events=False).modelled_us
                 except TargetFeatureError as e:
                     report(e, args)
                 row.trn1, row.trn2 = costs["trn1"], costs["trn2"]
+                del result  # its Program: the next shape's trace need not share memory with it
             except Exception as e:  # noqa: BLE001 - a failing kernel is a row
                 row.bench = f"error: {first_line(e)}"
                 report(e, args)
