@@ -459,7 +459,12 @@ def _footprint(ap: AccessPattern):
         p0, f0 = divmod(ap.offset, free)
         s0, n0 = ap.pattern[0]
         p1 = p0 + (s0 // free) * (n0 - 1) + 1 if n0 > 1 else p0 + 1
-        low, high = ap.free_extent()
+        low = high = 0  # ap.free_extent(), written out: this runs for every access
+        for s, n in ap.pattern[1:]:
+            if s < 0:
+                low += s * (n - 1)
+            else:
+                high += s * (n - 1)
         return SBUF, (((t.address, t.address + t.bytes_per_partition, p0, p1),
                        (t.address + (f0 + low) * size, t.address + (f0 + high + 1) * size, p0, p1)),)
     if ap.indirect_dim is not None:
@@ -911,10 +916,10 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
             c = engine_cycles(inst, params)
             cycles[engine] += c
             duration = params.us(c, engine)
-            lanes_used = [engine_lanes[engine]]
             if params.shared_sbuf_port and engine in ("vector", "gpsimd"):  # E4
-                lanes_used.append(port)
-            start = _place(lanes_used, ready, duration)
+                start = _place([engine_lanes[engine], port], ready, duration)
+            else:
+                start = engine_lanes[engine].place(ready, duration)  # _place of one lane
             finish = start + duration
             busy[engine] += duration
             if events:
