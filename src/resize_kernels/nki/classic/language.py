@@ -22,7 +22,6 @@ import numpy as np
 from .. import language as _shared
 from ..language import *  # noqa: F401,F403 - the shared nl API, re-exported under the classic name
 from ..language import __all__ as _SHARED
-from ..index import IndexedAccess
 from ..tensor import as_ap
 from ...errors import InvalidValueError, not_simulated
 from ...machine.access import AccessPattern
