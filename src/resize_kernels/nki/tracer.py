@@ -102,11 +102,7 @@ class Tracer:
         if len(self.program.instructions) >= self.max_instructions:
             raise budget_error(self.program.name, self.max_instructions)
         if self.sources:  # the kernel's source line, as NKI's debug info gives it (about 10% of tracing)
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_code.co_filename.startswith(_NKI_DIR):
-                frame = frame.f_back
-            if frame is not None:
-                inst.source = (frame.f_code.co_filename, frame.f_lineno)
+            inst.source = kernel_line()
         self.program.append(inst)
 
     def hbm(self, name: str, shape, dtype, kind: str, data=None) -> NkiTensor:
