@@ -10,14 +10,19 @@ from resize_kernels.nki import language as nl
 from resize_kernels.nki import simulate, trace
 
 
-def halves_then_whole(a, b):
-    """a (4, 8), b (4, 16) float32: the product's left and right halves written first, then all of it added."""
+def operands(a, b):
+    """a (4, 8), b (4, 16) float32 in SBUF, an (8, 16) output and an unwritten (8, 16) PSUM tile."""
     out = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.shared_hbm)
     sa = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.sbuf)
     sb = nl.ndarray((4, 16), dtype=nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=sa, src=a)
     nisa.dma_copy(dst=sb, src=b)
-    acc = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.psum)
+    return out, sa, sb, nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.psum)
+
+
+def halves_then_whole(a, b):
+    """The product's left and right halves written first, then all of it added."""
+    out, sa, sb, acc = operands(a, b)
     nisa.nc_matmul(acc[:, 0:8], sa, sb[:, 0:8])
     nisa.nc_matmul(acc[:, 8:16], sa, sb[:, 8:16])
     nisa.nc_matmul(acc, sa, sb)
@@ -43,12 +48,7 @@ def test_pieces_overwrite_then_the_whole_tile_accumulates():
 
 def test_a_matmul_onto_partly_written_elements_must_say_whether_it_accumulates():
     def kernel(a, b):
-        out = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.shared_hbm)
-        sa = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.sbuf)
-        sb = nl.ndarray((4, 16), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=sa, src=a)
-        nisa.dma_copy(dst=sb, src=b)
-        acc = nl.ndarray((8, 16), dtype=nl.float32, buffer=nl.psum)
+        out, sa, sb, acc = operands(a, b)
         nisa.nc_matmul(acc[:, 0:8], sa, sb[:, 0:8])
         nisa.nc_matmul(acc, sa, sb)
         return out
