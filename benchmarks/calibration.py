@@ -7,12 +7,15 @@ Every "modelled" figure is machine/cost.py's; every "measured" one is public (th
 
 - The NKI docs' DMA figures, each a transfer the DMA model (D1-D4) costs directly: one engine moving 32 KiB
   HBM->SBUF in 1416 ns and a 2 KiB transfer in 97 ns on trn2 (DMA overview's profiles); a 32 KiB transfer in
-  1810 ns and a 4-byte one in 7 ns on trn1 (NKI performance guide); the throughput curve at 128 partitions, 2 KiB
-  and 4 KiB per partition at 81% and 97% of the 32 KiB point (DMA bandwidth guide); a trn1 fp32 kernel moving
-  234.9 MB in 797.7 us, which the model's trn1 peak must allow (a bound: modelled peak time <= measured).
+  1810 ns and a 4-byte one in 7 ns on trn1 (NKI performance guide); the throughput curve at 128 partitions
+  (DMA bandwidth guide); a trn1 fp32 kernel moving 234.9 MB in 797.7 us, which the model's trn1 peak must allow
+  (a bound: modelled peak time <= measured); the device-side floor, a (4, 3) float16 add in 3.2 us.
+  benchmarks/fit_cost.py fits the undocumented figures to some of these (it says which): those points are
+  the fit's residuals, not predictions.
 - The kernels benchmarks/nki_corpus.py runs, where their source published a figure: the seven visible NKIBench
   baselines (measured), the NKI tutorials (measured: LayerNorm, matmul, Mamba) and the nki-samples perf tests
-  (upper bounds: ``<=``; a bound counts as met when modelled <= bound). The rest of NKIBench is held out:
+  (upper bounds: ``<=``; a bound counts as met when modelled <= bound). Figures measured with nki.benchmark
+  include its host-device overhead (S4), so their modelled figure does too. The rest of NKIBench is held out:
   nki_corpus hides those figures, and this script never asks for them.
 
 Per point: kernel, shape, target, measured or bound, modelled, ratio (modelled / measured) and the engine
@@ -24,6 +27,7 @@ with their sources. ``--plot FILE`` draws predicted vs measured on log-log axes 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import tempfile
@@ -33,9 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fit_cost as fit  # noqa: E402 - the DMA figures, the floor kernel and what was fitted to them
 import nki_corpus as corpus  # noqa: E402 - the corpus's loaders, pinned commits and held-out rule
 
 from resize_kernels import nki  # noqa: E402
+from resize_kernels.machine import cost  # noqa: E402
 from resize_kernels.machine.cost import (PARTITIONS_PER_DMA_ENGINE, DmaShape, dma_packets, program_cost,  # noqa: E402
                                          target_params)
 
@@ -50,6 +56,8 @@ class Point:
     bound: bool  # the published figure is an upper bound, not a measurement
     engine: str  # what bounds the modelled time
     source: str
+    fitted: bool = False  # an input of benchmarks/fit_cost.py: a residual of the fit, not a prediction
+    held_out: bool = False  # NKIBench's validation set: judged once the fit is frozen, never fitted to
 
     @property
     def ratio(self) -> float:
@@ -71,34 +79,40 @@ def transfer(partitions: int, bytes_per_partition: int, descriptor_bytes: int) -
                     partitions * bytes_per_partition)
 
 
-def engine_ns(shape: DmaShape, target: str) -> float:
-    """How long the busiest DMA engine works on one transfer (D1, D2), in ns."""
-    return max(us for _, us in dma_packets(shape, target_params(target))) * 1e3
+def engine_us(shape: DmaShape, target: str) -> float:
+    """How long the busiest DMA engine moves one transfer's data (D1, D2): what a profile's transfer bar shows."""
+    return max(us for _, us in dma_packets(shape, target_params(target)))
 
 
 def dma_points() -> list[Point]:
     eight = PARTITIONS_PER_DMA_ENGINE  # one engine serves 8 partitions (D1)
     points = [
         Point("dma: one engine, 32 KiB", f"{eight} x 4 KiB", "trn2", 1.416,
-              engine_ns(transfer(eight, 4096, 4096), "trn2") / 1e3, False, "dma", "DMA overview (profile)"),
+              engine_us(transfer(eight, 4096, 4096), "trn2"), False, "dma", "DMA overview (profile)"),
         Point("dma: one 2 KiB transfer", f"{eight} x 256 B", "trn2", 0.097,
-              engine_ns(transfer(eight, 256, 256), "trn2") / 1e3, False, "dma", "DMA overview (profile)"),
+              engine_us(transfer(eight, 256, 256), "trn2"), False, "dma", "DMA overview (profile)"),
         Point("dma: one 32 KiB transfer", f"{eight} x 4 KiB", "trn1", 1.810,
-              engine_ns(transfer(eight, 4096, 4096), "trn1") / 1e3, False, "dma", "NKI performance guide"),
+              engine_us(transfer(eight, 4096, 4096), "trn1"), False, "dma", "NKI performance guide", True),
         Point("dma: one 4 B transfer", "1 x 4 B", "trn1", 0.007,
-              engine_ns(transfer(1, 4, 4), "trn1") / 1e3, False, "dma", "NKI performance guide"),
+              engine_us(transfer(1, 4, 4), "trn1"), False, "dma", "NKI performance guide", True),
     ]
-    # The bandwidth curve (P = 128): time per byte relative to the 32 KiB-per-partition point, as a ratio of times
-    # for the same bytes, so that the point is "measured 1 / fraction, modelled its own".
-    whole = transfer(128, 32768, 32768)
-    for per_partition, fraction in ((2048, 0.81), (4096, 0.97)):
-        shape = transfer(128, per_partition, per_partition)
-        relative = (engine_ns(shape, "trn2") / shape.nbytes) / (engine_ns(whole, "trn2") / whole.nbytes)
-        points.append(Point("dma: throughput curve", f"128 x {per_partition} B vs 32 KiB", "trn2", 1 / fraction,
-                            relative, False, "dma", "DMA bandwidth guide (relative time per byte)"))
-    params = target_params("trn1")
-    points.append(Point("dma: trn1 peak", "234.9 MB fp32 kernel", "trn1", 797.7,
-                        234.9e6 / params.peak_dma_gbps / 1e3, True, "dma", "public trn1 kernel (294 GB/s)"))
+    # The throughput curve (P = 128): time per byte of back-to-back transfers relative to the 32 KiB-per-partition
+    # point, so that the point is "measured 1 / fraction, modelled its own" (a ratio, not microseconds).
+    params = target_params("trn2")
+    whole = fit.curve_time_per_byte(32768, params)
+    for per_partition, fraction in fit.CURVE:
+        points.append(Point("dma: throughput curve (relative)", f"128 x {per_partition} B vs 32 KiB", "trn2",
+                            1 / fraction, fit.curve_time_per_byte(per_partition, params) / whole, False, "dma",
+                            "DMA bandwidth guide (time per byte relative to 32 KiB)", True))
+    trn1 = target_params("trn1")
+    points.append(Point("dma: trn1 peak", "234.9 MB fp32 kernel", "trn1", fit.TRN1_KERNEL[1],
+                        fit.TRN1_KERNEL[0] / trn1.peak_dma_gbps / 1e3, True, "dma", "public trn1 kernel (294 GB/s)",
+                        True))
+    floor = fit.floor_program()
+    for target in ("trn1", "trn2"):
+        report = program_cost(floor, target, events=False)
+        points.append(Point("device floor: (4, 3) float16 add", "4x3 float16", target, fit.FLOOR_US,
+                            report.modelled_us, False, bounding_engine(report), "nrtpy device benchmark", True))
     return points
 
 
@@ -112,11 +126,19 @@ def bounding_engine(report) -> str:
     return engine if us >= 0.5 * report.modelled_us else "latency"
 
 
+def benchmarked(source, kernel: str) -> bool:
+    """Whether the published figure is nki.benchmark's latency, which includes host-device overhead (S4): the
+    nki-samples perf tests and the LayerNorm and matmul tutorials; NKIBench (neuron-profile total_time) and the
+    Mamba tutorial ("device execution latency") are device time."""
+    return source is corpus.SAMPLES or (source is corpus.SDK and not kernel.startswith("mamba"))
+
+
 def corpus_points(args) -> list[Point]:
     sources = [(corpus.ACCELOPT, args.accelopt, corpus.nkibench_kernels),
                (corpus.SAMPLES, args.nki_samples, corpus.sample_kernels),
                (corpus.SDK, args.neuron_sdk, corpus.tutorial_kernels)]
-    options = argparse.Namespace(no_numerics=True, numerics_mib=0.0, traceback=False, only=[], held_out=False)
+    options = argparse.Namespace(no_numerics=True, numerics_mib=0.0, traceback=False, only=[],
+                                 held_out=args.held_out)
     points = []
     with tempfile.TemporaryDirectory(prefix="calibration_") as tmp:
         for source, clone, collect in sources:
@@ -135,9 +157,14 @@ def corpus_points(args) -> list[Point]:
                     except Exception as e:  # noqa: BLE001 - a kernel the simulator cannot run yet: said, skipped
                         print(f"  not modelled: {corpus.first_line(e)}", file=sys.stderr)
                         continue
-                    report = program_cost(result.program, target)
-                    points.append(Point(kernel.name, label, target, published_us, report.modelled_us,
-                                        published.startswith("<="), bounding_engine(report), source.label))
+                    report = program_cost(result.program, target, events=False)
+                    us = report.benchmark_us if benchmarked(source, kernel.name) else report.modelled_us  # S4
+                    bound = published.startswith("<=")
+                    if kernel.name == fit.POOL:  # its thresholds are measured x 1.05: the fit's measurements
+                        published_us, bound = published_us / fit.POOL_MARGIN, False
+                    points.append(Point(kernel.name, label, target, published_us, us, bound,
+                                        bounding_engine(report), source.label, kernel.name == fit.POOL,
+                                        source is corpus.ACCELOPT and kernel.name not in corpus.NKIBENCH_VISIBLE))
                 kernel.state.clear()
     return points
 
@@ -145,9 +172,9 @@ def corpus_points(args) -> list[Point]:
 # -- the report --------------------------------------------------------------------------------------------------
 
 def table(points: list[Point]) -> str:
-    header = ("kernel", "shape", "target", "published us", "modelled us", "ratio", "bound by", "met")
+    header = ("kernel", "shape", "target", "published us", "modelled us", "ratio", "bound by", "met", "use")
     rows = [(p.kernel, corpus.clip(p.shape, 48), p.target, ("<= " if p.bound else "= ") + f"{p.published:,.3f}",
-             f"{p.modelled:,.3f}", f"{p.ratio:.2f}", p.engine, "yes" if p.met else "no") for p in points]
+             f"{p.modelled:,.3f}", f"{p.ratio:.2f}", p.engine, "yes" if p.met else "no", use(p)) for p in points]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     right = {3, 4, 5}
 
@@ -156,57 +183,95 @@ def table(points: list[Point]) -> str:
     return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
+def use(p: Point) -> str:
+    return "held out" if p.held_out else "fit input" if p.fitted else "bound" if p.bound else "prediction"
+
+
 def mape(points: list[Point]) -> float:
     return 100 * sum(abs(p.ratio - 1) for p in points) / len(points)
 
 
-def summary(points: list[Point]) -> str:
-    measured = [p for p in points if not p.bound]
-    bounds = [p for p in points if p.bound]
+def kinds(points: list[Point]) -> list[str]:
+    """The error per kind of kernel (the engine that bounds it)."""
+    groups = {}
+    for p in points:
+        groups.setdefault(p.engine, []).append(p)
     lines = []
-    if measured:
-        worst = max(measured, key=lambda p: abs(math.log(p.ratio)))
-        lines.append(f"measured points: {len(measured)}; within +/-25%: {sum(p.met for p in measured)}; mean absolute "
-                     f"percentage error {mape(measured):.1f}%; worst {worst.kernel} ({worst.shape}, {worst.target}): "
-                     f"modelled {worst.ratio:.2f}x measured")
-        kinds = {}
-        for p in measured:
-            kinds.setdefault(p.engine, []).append(p)
-        for engine, group in sorted(kinds.items()):
-            ratios = sorted(p.ratio for p in group)
-            lines.append(f"  {engine}-bound: {len(group)} points, mean absolute error {mape(group):.1f}%, ratios "
-                         f"{ratios[0]:.2f} .. {ratios[-1]:.2f}")
+    for engine, group in sorted(groups.items()):
+        ratios = sorted(p.ratio for p in group)
+        lines.append(f"    {engine}-bound: {len(group)} points, mean absolute error {mape(group):.1f}%, ratios "
+                     f"{ratios[0]:.2f} .. {ratios[-1]:.2f}")
+    return lines
+
+
+def summary(points: list[Point]) -> str:
+    lines = []
+    visible = [p for p in points if not p.held_out]
+    for title, group in (("visible, every measured point", [p for p in visible if not p.bound]),
+                         ("visible, predicted (not a fit input)", [p for p in visible if not p.bound and not p.fitted]),
+                         ("HELD OUT (judged, never fitted)", [p for p in points if p.held_out and not p.bound])):
+        if not group:
+            continue
+        worst = max(group, key=lambda p: abs(math.log(p.ratio)))
+        lines.append(f"{title}: {len(group)}; within +/-25%: {sum(p.met for p in group)}; mean absolute "
+                     f"percentage error {mape(group):.1f}% (median {median_error(group):.1f}%); worst {worst.kernel} "
+                     f"({worst.shape}, {worst.target}): modelled {worst.ratio:.2f}x measured")
+        lines += kinds(group)
+    bounds = [p for p in visible if p.bound]
     if bounds:
         lines.append(f"upper bounds: {len(bounds)}; modelled under the bound: {sum(p.met for p in bounds)}")
     return "\n".join(lines)
+
+
+def median_error(points: list[Point]) -> float:
+    errors = sorted(100 * abs(p.ratio - 1) for p in points)
+    mid = len(errors) // 2
+    return errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
 
 
 def parameters() -> str:
     lines = ["parameters (machine/cost.py's docstring gives each one's source; FITTED and ASSUMED are marked there):"]
     for target in ("trn1", "trn2"):
         lines.append(f"  {target_params(target).describe()}")
+    lines.append(f"fitted by benchmarks/fit_cost.py ({cost.FIT_FILE.name}), each to:")
+    for target, entries in json.loads(cost.FIT_FILE.read_text())["parameters"].items():
+        for name, entry in entries.items():
+            lines.append(f"  {target} {name} = {entry['value']:g}: {entry['fitted_to']}")
     return "\n".join(lines)
 
 
 def plot(points: list[Point], path: Path) -> None:
+    """Modelled vs published latency, log-log: colour by the bounding engine, marker by how the point is used
+    (the throughput curve's points are ratios, not latencies: left out)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 6))
-    for bound, marker, label in ((False, "o", "measured"), (True, "v", "upper bound (modelled should be under)")):
-        group = [p for p in points if p.bound == bound]
-        if group:
-            ax.scatter([p.published for p in group], [p.modelled for p in group], marker=marker, label=label)
+    points = [p for p in points if "relative" not in p.kernel]
+    fig, ax = plt.subplots(figsize=(7, 6))
+    colours = {"dma": "tab:blue", "vector": "tab:red", "tensor": "tab:green", "latency": "tab:grey",
+               "scalar": "tab:orange", "gpsimd": "tab:purple"}
+    markers = {"fit input": "s", "prediction": "o", "bound": "v", "held out": "D"}
+    for kind, marker in markers.items():
+        for engine, colour in colours.items():
+            group = [p for p in points if use(p) == kind and p.engine == engine]
+            if group:
+                ax.scatter([p.published for p in group], [p.modelled for p in group], marker=marker, c=colour,
+                           edgecolors="black" if kind == "held out" else "none", s=36, alpha=0.85)
+    for kind, marker in markers.items():
+        ax.scatter([], [], marker=marker, c="white", edgecolors="black", label=kind)
+    for engine, colour in colours.items():
+        if any(p.engine == engine for p in points):
+            ax.scatter([], [], marker="o", c=colour, label=f"{engine}-bound")
     lo = min(min(p.published, p.modelled) for p in points) / 2
     hi = max(max(p.published, p.modelled) for p in points) * 2
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
     for f in (0.75, 1.25):
         ax.plot([lo, hi], [lo * f, hi * f], "k:", lw=0.6)
     ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="published latency (us)",
-           ylabel="modelled latency (us)", title="cost model vs the visible corpus (modelled)")
-    ax.legend(loc="upper left", fontsize=8)
+           ylabel="modelled latency (us)", title="cost model vs public measurements (modelled; dotted: +/-25%)")
+    ax.legend(loc="upper left", fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
 
 
 def main() -> int:
@@ -217,6 +282,8 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], metavar="TEXT",
                         help="corpus kernels whose name contains TEXT (repeatable)")
     parser.add_argument("--plot", type=Path, metavar="FILE", help="write the log-log plot to FILE (.png, .svg)")
+    parser.add_argument("--held-out", action="store_true",
+                        help="also judge the model on NKIBench's held-out baselines (never fit to them)")
     args = parser.parse_args()
     if not args.dma_only and not any((args.accelopt, args.nki_samples, args.neuron_sdk)):
         parser.error("give the clones (see --help) or --dma-only")

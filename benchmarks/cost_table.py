@@ -1,7 +1,7 @@
 """Print the README's cost-model table: the seed kernel against the default on four shapes.
 
 Every time in it is modelled by machine/cost.py (documented figures, and parameters
-fitted to public Trainium measurements: benchmarks/calibrate.py), not measured.
+fitted to public Trainium measurements: benchmarks/fit_cost.py), not measured.
 Re-run after kernels change: ``python benchmarks/cost_table.py``.
 """
 
@@ -27,8 +27,8 @@ def _shape(s) -> str:
 
 
 def _kernel_of(report) -> str:
-    """The kernel a report costed, from its label ("kernel 'exact', ...")."""
-    return report.label.split("'")[1]
+    """The kernel a report costed, from its label ("kernel sourcerows (column chunks x1), auto's pick, ...")."""
+    return report.label.removeprefix("kernel ").split(" ")[0].split(",")[0]
 
 
 def table(target: str) -> str:

@@ -118,7 +118,7 @@ def test_benchmark_reports_the_cost_models_latency_as_every_percentile():
     launch = bench[4, 2]
     np.testing.assert_array_equal(launch(x), scale_rows_by_program_id[4, 2](x))
     latency = launch.benchmark_result.nc_latency
-    modelled = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
+    modelled = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").benchmark_us
     assert latency.get_latency_percentile(50) == latency.get_latency_percentile(99) == modelled > 0
     assert bench.benchmark_result is launch.benchmark_result  # the kernel keeps its last launch's result
     assert "modelled latency" in repr(latency)
@@ -133,7 +133,7 @@ def test_benchmark_reports_the_cost_models_latency_as_every_percentile():
 def test_benchmark_is_cost_only_by_default(monkeypatch):
     """The default benchmark traces and costs but never runs the simulator; its outputs refuse to be used."""
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
-    want = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
+    want = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").benchmark_us
 
     def no_simulation(*args, **kwargs):
         raise AssertionError("cost-only benchmark ran the simulator")
@@ -158,7 +158,7 @@ def test_cost_only_benchmark_takes_shapes_without_data():
     from resize_kernels.nki.tensor import TensorSpec
 
     x = np.zeros((4, 6), np.float32)
-    want = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").modelled_us
+    want = program_cost(scale_rows_by_program_id[4, 2].trace(x), "trn1").benchmark_us
     for arg in (nt.tensor[[4, 6], nl.float32], nt.tensor[(4, 6), np.float32], TensorSpec((4, 6), np.dtype(np.float32))):
         launch = nki.benchmark(scale_rows_by_program_id)[4, 2]
         launch(arg)
@@ -274,7 +274,7 @@ def test_jit_takes_nkis_mode_and_platform_target():
     bench(x)
     program = bench.benchmark_result.program
     assert bench.benchmark_result.target == "trn2" and program.sbuf_partition_bytes == 224 * 1024
-    assert bench.benchmark_result.nc_latency.get_latency_percentile(50) == program_cost(program, "trn2").modelled_us
+    assert bench.benchmark_result.nc_latency.get_latency_percentile(50) == program_cost(program, "trn2").benchmark_us
     with pytest.raises(InvalidValueError, match="nki.jit requires mode to be one of .*, got 'fast'"):
         nki.jit(mode="fast")
     with pytest.raises(InvalidValueError, match="nki.jit requires platform_target to be one of .*, got 'trn9'"):

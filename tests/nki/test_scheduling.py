@@ -19,7 +19,7 @@ def copy_kernel(x, loop):
     return out
 
 
-X = np.zeros((128 * TILES, 64), np.float32)  # 256 B per partition: latency-bound transfers
+X = np.zeros((128 * TILES, 1024), np.float32)  # 4 KiB per partition: each packet's bytes outlast its setup (D2b)
 
 
 def makespan(program):
@@ -35,7 +35,7 @@ def test_affine_range_iterations_overlap_and_ordered_loops_do_not(loop):
     stores = [e for e in report.events if e.opcode == "dma_copy"][1::2]
     for load, prev_store in zip(loads[1:], stores):
         assert load.start_us >= prev_store.end_us  # one buffer: the next load waits for the store (WAR)
-    assert fast < 0.75 * slow
+    assert fast < 0.9 * slow  # ordered loops pay every DMA latency in turn
 
 
 def test_double_buffers_let_a_load_run_ahead_by_one_iteration_only():
@@ -68,4 +68,4 @@ def test_benchmark_reports_the_modelled_latency():
     bench(X, nl.affine_range)
     program = trace(copy_kernel, X, nl.affine_range)
     assert bench.benchmark_result.nc_latency.get_latency_percentile(50) == pytest.approx(
-        program_cost(program).modelled_us)
+        program_cost(program).benchmark_us)

@@ -2,8 +2,8 @@
 
 Nothing here is measured: every figure is a public number from the NKI
 documentation (architecture guides, nki.isa pages, DMA overview and bandwidth
-guide) or fitted to the public measurements ``benchmarks/calibrate.py`` lists,
-and says which. Anything printed from it says it is modelled. The model
+guide) or FITTED by ``benchmarks/fit_cost.py`` to public measurements, and says
+which (``benchmarks/calibration.py`` reports the model against them). Anything printed from it says it is modelled. The model
 is generic: it reads instruction records, access patterns and tiles, never
 kernel names.
 
@@ -84,16 +84,19 @@ D1  16 DMA engines per NeuronCore; a transfer is cut into one packet per engine
     waits for its data does not hold up a later, independent one (the model
     puts each packet in the engine's first idle gap after the transfer is
     ready). [DMA overview; "how to reduce inefficient DMA transfers"]
-D2  A packet occupies its engine for ``descriptors * descriptor_ns + bytes / engine
-    bandwidth``: the engine bandwidth is 17 B/ns on trn1 and 23 B/ns on trn2 [DMA
-    overview, per engine; its other figure, 27.2 GB/s, is the theoretical one];
-    descriptor_ns, the processing of one descriptor (one contiguous run, D3), is
-    fitted (FITTED below).
+D2  A packet's data moves in ``max(descriptors * descriptor_ns, bytes / engine bandwidth)``: the engine
+    bandwidth is 23 B/ns on trn2 [DMA bandwidth guide, per engine; the DMA overview's 27.2 GB/s is the
+    theoretical one] and FITTED on trn1 (the guide's 17 B/ns is below two trn1 measurements: a 32 KiB transfer
+    in 1810 ns and a kernel at 294 GB/s); a descriptor (one contiguous run, D3) takes at least descriptor_ns,
+    FITTED to the perf guide's 4-byte transfers at 7 ns each.
+D2b An engine starts at most one packet per ``packet_ns``: a packet occupies its engine for
+    ``max(packet_ns, D2)``, its setup pipelined with the previous packet's data ("the DMA packet rate, not HBM
+    bandwidth, becomes the limiting factor" [DMA bandwidth guide]); FITTED to the guide's throughput curve
+    (trn2, 128 partitions: time per transfer constant below ~1 KiB per partition), ASSUMED the same on trn1.
 D3  A descriptor is one contiguous run of elements, contiguous on both sides
     within a partition-row (an HBM-to-HBM copy may run across rows).
-D4  A transfer completes ``dma_latency_us`` after its last packet (trigger,
-    semaphore write, completion: the fixed cost the docs put at ~1.3 us
-    "cross-engine", most of it overlapping other transfers' packets); FITTED.
+D4  A transfer completes ``dma_latency_us`` after its last packet's data: ~1.0 us "from trigger to transfer
+    start" on trn2 [DMA overview, profile]; trn1's is undocumented and FITTED (cost_fit.json).
 D5  Indirect DMAs (gather, scatter) generate their descriptors in software on
     GpSimd [DMA overview, DGE page]: ``dge_fixed + dge_per_descriptor *
     descriptors`` GpSimd cycles, after the index tile is written; the transfer
@@ -117,30 +120,33 @@ S2  SBUF conflicts are per tile and partition range: a read waits for earlier
     reads of them too, but only for earlier writes to its own bytes; accesses to
     different tiles at overlapping addresses (a buffer reused across loop
     iterations) conflict alike. The measured adaptive-pool cases only fit this
-    (FITTED, see calibrate.py: its batch blocks, free-dimension slices of one
-    tile, do not overlap on hardware). HBM conflicts are by tensor and element
+    (their batch blocks, free-dimension slices of one tile, do not overlap on
+    hardware: benchmarks/calibration.py). HBM conflicts are by tensor and element
     range.
 S3  ``nl.affine_range`` iterations overlap because the tracer gives a tile
     declared in the loop body rotating buffers (nki/language.py), so iteration
     i + 1 does not wait for i's tiles; ``sequential_range``, ``static_range``
     and plain Python loops reuse one buffer and so keep order. SPMD instances
     are traced one after another and keep order through their shared tensors.
-S4  A launch costs ``launch_us`` before its first instruction (nki.benchmark's
-    latency includes host-device overhead); FITTED.
+S4  A launch costs ``launch_us`` of device time before its first instruction, FITTED to the device-side floor
+    (a (4, 3) float16 add kernel, 3.2 us mean [nrtpy device benchmark, Neuron 2.32]). ``nki.benchmark``'s
+    latencies include host-device overhead besides [nki.benchmark: "latency" of a neuron-bench run]: ``host_us``, FITTED to the
+    adaptive-pool perf tests (nki-samples 942768d), is added to what the simulated nki.benchmark reports only.
 M1  SBUF capacity 192 KiB per partition on trn1, 224 KiB on trn2.
 
-FITTED: descriptor_ns = 10 ns, dma_latency_us = 0.5 us, launch_us = 8 us, fitted by
-    hand to the nine adaptive_avg_pool2d measurements (benchmarks/calibrate.py):
-    every case within 20%. The fit is on the physics (per-descriptor, per-transfer
-    and per-launch costs), not per case.
+FITTED values are read from machine/cost_fit.json, which ``benchmarks/fit_cost.py`` writes from the public
+figures it names there (every input is in issue 38's visible corpus); the fit is on the physics (per-descriptor,
+per-packet, per-launch costs), never per kernel.
 """
 
 from __future__ import annotations
 
 import bisect
 import collections
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -176,18 +182,20 @@ class CostParams:
     clock_ghz: float  # E1: vector engine
     gpsimd_ghz: float  # E1: GpSimd and scalar engine
     sbuf_partition_bytes: int  # M1
-    dma_engine_gbps: float  # D2: bytes per ns per DMA engine
+    dma_engine_gbps: float  # D2: bytes per ns per DMA engine (trn1: FITTED)
     vector_fixed_cycles: int = 80  # E2
     vector_floor_cycles: int = 64  # E2
     iota_fixed_cycles: int = 150  # E3
     gpsimd_fixed_cycles: int = 150  # E3b
     shared_sbuf_port: bool = True  # E4: vector and GpSimd take turns on SBUF (NeuronCore-v2)
     dma_engines: int = DMA_ENGINES  # D1
-    descriptor_ns: float = 10.0  # D2, FITTED
-    dma_latency_us: float = 0.5  # D4, FITTED
+    descriptor_ns: float = 7.0  # D2, FITTED (cost_fit.json)
+    packet_ns: float = 850.0  # D2b, FITTED (cost_fit.json)
+    dma_latency_us: float = 1.0  # D4: DMA overview (trn2); trn1 FITTED (cost_fit.json)
     dge_fixed_cycles: int = 150  # D5, ASSUMED (iota's fixed cost)
     dge_cycles_per_descriptor: float = 8.0  # D5, ASSUMED
-    launch_us: float = 8.0  # S4, FITTED
+    launch_us: float = 1.0  # S4, FITTED (cost_fit.json)
+    host_us: float = 0.0  # S4: nki.benchmark's host-device overhead, FITTED (cost_fit.json)
     tensor_ghz: float = 2.8  # E1: tensor engine (v2 architecture guide; trn2: 2.4, Trainium2 guide)
     pe_min_ii_cycles: int = 64  # E7: min(64, N_stationary) and MM_INIT_LATENCY (nki.isa.nc_matmul; v2 guide)
     pe_fp32_passes: int = 4  # E7: float32 inputs cost 4x (nki.isa.nc_matmul; v2 guide)
@@ -211,15 +219,25 @@ class CostParams:
         return self.dma_engines * self.dma_engine_gbps
 
     def describe(self) -> str:
-        return (f"{self.target} cost model: {self.core}, vector engine {self.clock_ghz} GHz, GpSimd/scalar "
+        return (f"{self.target} cost model (every time it gives is modelled): {self.core}, vector engine {self.clock_ghz} GHz, GpSimd/scalar "
                 f"{self.gpsimd_ghz} GHz, {self.dma_engines} DMA engines x {self.dma_engine_gbps:g} GB/s, "
-                f"{self.dma_latency_us} us modelled DMA latency, {self.launch_us} us launch")
+                f"{self.descriptor_ns:g} ns per descriptor and {self.packet_ns:g} ns per packet at least, "
+                f"{self.dma_latency_us:g} us DMA latency, {self.launch_us:g} us launch (+{self.host_us:g} us host "
+                f"overhead in nki.benchmark)")
+
+
+#: The FITTED figures (D2, D2b, S4), written by benchmarks/fit_cost.py with the inputs it fitted them to.
+FIT_FILE = Path(__file__).with_name("cost_fit.json")
+
+
+def _fitted(target: str) -> dict:
+    return {name: entry["value"] for name, entry in json.loads(FIT_FILE.read_text())["parameters"][target].items()}
 
 
 TARGETS = {
-    "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], 17.0),
+    "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], **_fitted("trn1")),
     "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, shared_sbuf_port=False,
-                       tensor_ghz=2.4, pe_double_row_pairs=2),
+                       tensor_ghz=2.4, pe_double_row_pairs=2, **_fitted("trn2")),
 }
 
 
@@ -402,27 +420,37 @@ def dma_shape(dma: DmaCopy) -> DmaShape:
                     *_partitions(dma))
 
 
+def _moving_ns(descriptors: float, nbytes: float, params: CostParams) -> float:
+    """How long an engine moves ``nbytes`` in ``descriptors`` descriptors (D2)."""
+    return max(descriptors * params.descriptor_ns, nbytes / params.dma_engine_gbps)
+
+
 def dma_packets(shape: DmaShape, params: CostParams) -> list[tuple[int, float]]:
-    """(DMA engine, microseconds it is busy) for each packet of a transfer (D1, D2)."""
+    """(DMA engine, microseconds its data moves) for each packet of a transfer (D1, D2); D2b's per-packet
+    occupancy is the scheduler's (``packet_occupancy_us``)."""
     if shape.first_partition < 0:  # HBM to HBM: rows spread over the engines (D1)
         n = min(params.dma_engines, ceil_div(shape.partitions, PARTITIONS_PER_DMA_ENGINE))
-        busy_ns = (shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps) / n
+        busy_ns = _moving_ns(shape.descriptors / n, shape.nbytes / n, params)
         return [(e, busy_ns / 1e3) for e in range(n)]
-    whole = shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps
     if shape.partition_step > 1:  # every step-th partition: each engine serves those of its 8 (D1)
         engines = collections.Counter(((shape.first_partition + i * shape.partition_step) // PARTITIONS_PER_DMA_ENGINE)
                                       % params.dma_engines for i in range(shape.partitions))
-        return [(e, n / shape.partitions * whole / 1e3) for e, n in engines.items()]
+        return [(e, _moving_ns(n / shape.partitions * shape.descriptors, n / shape.partitions * shape.nbytes, params)
+                 / 1e3) for e, n in engines.items()]
     packets = []
     p, end = shape.first_partition, shape.first_partition + shape.partitions
     while p < end:
         engine = (p // PARTITIONS_PER_DMA_ENGINE) % params.dma_engines
         stop = min(end, (p // PARTITIONS_PER_DMA_ENGINE + 1) * PARTITIONS_PER_DMA_ENGINE)
         share = (stop - p) / shape.partitions
-        busy_ns = share * (shape.descriptors * params.descriptor_ns + shape.nbytes / params.dma_engine_gbps)
-        packets.append((engine, busy_ns / 1e3))
+        packets.append((engine, _moving_ns(share * shape.descriptors, share * shape.nbytes, params) / 1e3))
         p = stop
     return packets
+
+
+def packet_occupancy_us(packet_us: float, params: CostParams) -> float:
+    """How long a packet whose data moves in ``packet_us`` holds its engine (D2b)."""
+    return max(packet_us, params.packet_ns / 1e3)
 
 
 def dma_us(shape: DmaShape, params: CostParams) -> float:
@@ -749,6 +777,11 @@ class CostReport:
         return [(e.start_us, e.end_us) for e in self.events]
 
     @property
+    def benchmark_us(self) -> float:
+        """What nki.benchmark reports: the modelled device time plus its host-device overhead (S4)."""
+        return self.modelled_us + self.params.host_us
+
+    @property
     def efficiency(self) -> float | None:
         """roofline_us / modelled_us: 1.0 is a kernel at the DMA limit (None without a roofline)."""
         return None if self.roofline_us is None else self.roofline_us / self.modelled_us
@@ -850,16 +883,17 @@ def _index_tile(inst: Instruction) -> AccessPattern | None:
 
 
 def program_cost(program: Program, target: str = "trn1", label: str = "",
-                 stop_past_us: float | None = None, events: bool = True) -> CostReport | None:
+                 stop_past_us: float | None = None, events: bool = True,
+                 params: CostParams | None = None) -> CostReport | None:
     """Cost ``program`` on ``target``: counts, cycles, DMA traffic and the modelled schedule (S1-S4).
 
     ``stop_past_us``: give up (return None) as soon as the modelled time passes it (the schedule's end so far
     can only grow), for a caller that only needs to know the Program is slower than that. ``events=False``
     keeps no Event per instruction (the report's ``events``, ``timeline()`` and ``schedule()`` are then empty;
     every figure is the same), for a caller that reads the totals only, such as a cost-only benchmark of a
-    large Program.
+    large Program. ``params``: these figures instead of ``target``'s (benchmarks/fit_cost.py's candidates).
     """
-    params = target_params(target)
+    params = params or target_params(target)
     memories = _Memories(program)
     engine_lanes = {"vector": _Lane(), "gpsimd": _Lane(), "scalar": _Lane(), "tensor": _Lane()}
     port = _Lane()  # E4: the SBUF port the vector engine and GpSimd share on NeuronCore-v2
@@ -905,8 +939,9 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
                 dge = (gen_start, gen_done)
             packets = []
             for q, packet_us in dma_packets(shape, params):  # D1, D2
-                begin = lanes[q].place(ready, packet_us)
-                busy["dma"] += packet_us
+                held = packet_occupancy_us(packet_us, params)  # D2b
+                begin = lanes[q].place(ready, held)
+                busy["dma"] += held
                 packets.append((q, begin, begin + packet_us))
             start = min(b for _, b, _ in packets)
             finish = max(e for _, _, e in packets) + params.dma_latency_us  # D4
