@@ -154,10 +154,10 @@ def fit(clone: Path) -> dict:
     put(entries, "trn1", "dma_latency_us", params["trn1"].dma_latency_us, f"with host_us, to nki-samples "
         f"{corpus.SAMPLES.commit[:7]} adaptive_avg_pool2d perf tests ({len(pool)} thresholds / 1.05); a 0.05 us grid")
     for target, p in params.items():
-        put(entries, target, "launch_us", p.launch_us, "nrtpy device benchmark (Neuron 2.32 docs): a (4, 3) float16 add "
-            "kernel, 3.2 us mean, minus its modelled instructions")
-        put(entries, target, "host_us", host, f"nki-samples {corpus.SAMPLES.commit[:7]} adaptive_avg_pool2d perf tests: "
-            f"{len(pool)} thresholds / 1.05 = modelled device time + host_us (trn2 ASSUMED the same)")
+        put(entries, target, "launch_us", p.launch_us, "nrtpy device benchmark (Neuron 2.32 docs): a (4, 3) "
+            "float16 add kernel, 3.2 us mean, minus its modelled instructions")
+        put(entries, target, "host_us", host, f"nki-samples {corpus.SAMPLES.commit[:7]} adaptive_avg_pool2d perf "
+            f"tests: {len(pool)} thresholds / 1.05 = modelled device time + host_us (trn2 ASSUMED the same)")
     return {"written_by": "benchmarks/fit_cost.py", "parameters": entries}
 
 

@@ -26,9 +26,8 @@ from .machine.isa import Program
 from .nki import TensorSpec, trace, tracer
 
 #: Outputs (the gradient: dy) from this many bytes on have the default compare its candidates by modelled time;
-#: on smaller ones it takes the first that fits, by rank: there the candidates differ by about a microsecond
-#: (modelled, 1x100x25x1 -> 150x50 float32: rows 10.9 us, sourcerows 10.0), so comparing would only cost trace
-#: time, and the sweeps' shapes pay for one trace. The gradient takes the first that fits on every shape (its
+#: on smaller ones it takes the first that fits, by rank: there the candidates differ by microseconds (modelled),
+#: so comparing would only cost trace time, and the sweeps' shapes pay for one trace. The gradient takes the first that fits on every shape (its
 #: candidates' rank is their order of speed where both apply).
 COMPARE_FROM_BYTES = {FORWARD: 64 * 1024, GRAD: math.inf}
 #: From this many bytes on, each kernel's schedule settings are compared too; below, its default setting runs.

@@ -223,7 +223,7 @@ def test_overlapping_hbm_writes_keep_their_order():
     a, b = tile("a", 128, 64), tile("b", 128, 64, address=256)
     insts = [DmaCopy(rows(out, 128, 64), whole(a)), DmaCopy(rows(out, 64, 64, 64), AccessPattern(b, ((64, 64), (1, 64))))]
     spans = cost.program_cost(program(*insts, outputs=[out])).instruction_us
-    assert spans[1][0] == pytest.approx(max(spans[0][1], TRN1.packet_ns / 1e3))  # once the first is done (D2b)
+    assert spans[1][0] == pytest.approx(max(spans[0][1], TRN1.packet_ns / 1e3))  # the first done, its engines free
 
 
 def test_interleaved_hbm_stores_to_disjoint_columns_overlap():

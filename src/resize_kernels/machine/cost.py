@@ -3,9 +3,9 @@
 Nothing here is measured: every figure is a public number from the NKI
 documentation (architecture guides, nki.isa pages, DMA overview and bandwidth
 guide) or FITTED by ``benchmarks/fit_cost.py`` to public measurements, and says
-which (``benchmarks/calibration.py`` reports the model against them). Anything printed from it says it is modelled. The model
-is generic: it reads instruction records, access patterns and tiles, never
-kernel names.
+which (``benchmarks/calibration.py`` reports the model against them). Anything
+printed from it says it is modelled. The model is generic: it reads instruction
+records, access patterns and tiles, never kernel names.
 
 Engines (compute)
 E1  Clocks: vector 1.12 GHz, scalar and GpSimd 1.4 GHz, tensor 2.8 GHz on trn1
@@ -130,8 +130,8 @@ S3  ``nl.affine_range`` iterations overlap because the tracer gives a tile
     are traced one after another and keep order through their shared tensors.
 S4  A launch costs ``launch_us`` of device time before its first instruction, FITTED to the device-side floor
     (a (4, 3) float16 add kernel, 3.2 us mean [nrtpy device benchmark, Neuron 2.32]). ``nki.benchmark``'s
-    latencies include host-device overhead besides [nki.benchmark: "latency" of a neuron-bench run]: ``host_us``, FITTED to the
-    adaptive-pool perf tests (nki-samples 942768d), is added to what the simulated nki.benchmark reports only.
+    latencies include host-device overhead besides [nki.benchmark: the latency of a neuron-bench run]:
+    ``host_us``, FITTED to nki-samples' adaptive-pool perf tests, is added to what nki.benchmark reports only.
 M1  SBUF capacity 192 KiB per partition on trn1, 224 KiB on trn2.
 
 FITTED values are read from machine/cost_fit.json, which ``benchmarks/fit_cost.py`` writes from the public
@@ -183,19 +183,19 @@ class CostParams:
     gpsimd_ghz: float  # E1: GpSimd and scalar engine
     sbuf_partition_bytes: int  # M1
     dma_engine_gbps: float  # D2: bytes per ns per DMA engine (trn1: FITTED)
+    dma_latency_us: float  # D4: DMA overview (trn2); trn1 FITTED
+    descriptor_ns: float  # D2, FITTED
+    packet_ns: float  # D2b, FITTED
+    launch_us: float  # S4, FITTED
+    host_us: float  # S4: nki.benchmark's host-device overhead, FITTED
     vector_fixed_cycles: int = 80  # E2
     vector_floor_cycles: int = 64  # E2
     iota_fixed_cycles: int = 150  # E3
     gpsimd_fixed_cycles: int = 150  # E3b
     shared_sbuf_port: bool = True  # E4: vector and GpSimd take turns on SBUF (NeuronCore-v2)
     dma_engines: int = DMA_ENGINES  # D1
-    descriptor_ns: float = 7.0  # D2, FITTED (cost_fit.json)
-    packet_ns: float = 850.0  # D2b, FITTED (cost_fit.json)
-    dma_latency_us: float = 1.0  # D4: DMA overview (trn2); trn1 FITTED (cost_fit.json)
     dge_fixed_cycles: int = 150  # D5, ASSUMED (iota's fixed cost)
     dge_cycles_per_descriptor: float = 8.0  # D5, ASSUMED
-    launch_us: float = 1.0  # S4, FITTED (cost_fit.json)
-    host_us: float = 0.0  # S4: nki.benchmark's host-device overhead, FITTED (cost_fit.json)
     tensor_ghz: float = 2.8  # E1: tensor engine (v2 architecture guide; trn2: 2.4, Trainium2 guide)
     pe_min_ii_cycles: int = 64  # E7: min(64, N_stationary) and MM_INIT_LATENCY (nki.isa.nc_matmul; v2 guide)
     pe_fp32_passes: int = 4  # E7: float32 inputs cost 4x (nki.isa.nc_matmul; v2 guide)
@@ -219,8 +219,9 @@ class CostParams:
         return self.dma_engines * self.dma_engine_gbps
 
     def describe(self) -> str:
-        return (f"{self.target} cost model (every time it gives is modelled): {self.core}, vector engine {self.clock_ghz} GHz, GpSimd/scalar "
-                f"{self.gpsimd_ghz} GHz, {self.dma_engines} DMA engines x {self.dma_engine_gbps:g} GB/s, "
+        return (f"{self.target} cost model (every time it gives is modelled): {self.core}, vector engine "
+                f"{self.clock_ghz} GHz, GpSimd/scalar {self.gpsimd_ghz} GHz, {self.dma_engines} DMA engines x "
+                f"{self.dma_engine_gbps:g} GB/s, "
                 f"{self.descriptor_ns:g} ns per descriptor and {self.packet_ns:g} ns per packet at least, "
                 f"{self.dma_latency_us:g} us DMA latency, {self.launch_us:g} us launch (+{self.host_us:g} us host "
                 f"overhead in nki.benchmark)")
@@ -236,8 +237,8 @@ def _fitted(target: str) -> dict:
 
 TARGETS = {
     "trn1": CostParams("trn1", "NeuronCore-v2", 1.12, 1.4, SBUF_PARTITION_BYTES["trn1"], **_fitted("trn1")),
-    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, shared_sbuf_port=False,
-                       tensor_ghz=2.4, pe_double_row_pairs=2, **_fitted("trn2")),
+    "trn2": CostParams("trn2", "NeuronCore-v3", 0.96, 1.2, SBUF_PARTITION_BYTES["trn2"], 23.0, 1.0,
+                       shared_sbuf_port=False, tensor_ghz=2.4, pe_double_row_pairs=2, **_fitted("trn2")),
 }
 
 
