@@ -261,14 +261,17 @@ def _shape(shape) -> tuple[tuple, int]:
     return tuple(int(n) for n in shape), (marked[0] if marked else 0)
 
 
-def ndarray(shape, dtype, buffer=sbuf, name: str | None = None):
+def ndarray(shape, dtype, buffer=sbuf, name: str | None = None, address=None):
     """Allocate a tensor: an SBUF tile (the default) or an HBM tensor (``shared_hbm``/``hbm``/``private_hbm``).
     ``nl.par_dim(n)`` may mark the partition dimension of a tile; axes before it are blocks:
     ``nl.ndarray((4, nl.par_dim(128), 512), ...)`` is four (128, 512) tiles, ``t[b]`` the b-th, each given
-    storage from its first write to its last use (a BlockTensor)."""
+    storage from its first write to its last use (a BlockTensor). ``address=(partition_offset, free_offset)``
+    places an SBUF tile there (NKI 0.3.0; bytes into each partition), checked as a direct allocation."""
     tracer = current()
     shape, par_axis = _shape(shape)
     buffer = sbuf if buffer is None else buffer
+    if address is not None:
+        buffer = _at_address(buffer, address, par_axis)
     if isinstance(buffer, DirectAllocation):
         buffer = tracer.traced_once(buffer)
         if not par_axis:
@@ -366,6 +369,19 @@ def static_cast(x, dtype):
     out = ndarray(x.shape, dtype, name="cast")
     nisa.tensor_copy(out, x)
     return out
+
+
+def _at_address(buffer, address, par_axis) -> DirectAllocation:
+    """nl.ndarray's ``address=``: the direct allocation placing its one tile at ``address``."""
+    if buffer != sbuf or par_axis:
+        raise InvalidValueError(f"nl.ndarray takes address= for one SBUF tile (no nl.par_dim blocks), got buffer "
+                                f"{buffer!r}; drop address= and let the allocator place it")
+    if (not isinstance(address, (tuple, list)) or len(address) != 2
+            or not all(_is_int(a) and not isinstance(a, bool) for a in address)):
+        raise InvalidTypeError(f"nl.ndarray requires address=(partition_offset, free_offset), two integers, got "
+                               f"{address!r}")
+    where = (int(address[0]), int(address[1]))
+    return DirectAllocation("sbuf", lambda idx, pdim_size, fdim_size: where, f"nl.ndarray(address={where})")
 
 
 def zeros(shape, dtype, buffer=sbuf, name: str | None = None, lazy_initialization: bool = False):
