@@ -10,9 +10,10 @@ import importlib
 __version__ = "0.1.0"
 #: Public name -> the module that defines it.
 _PUBLIC = {"resize_nearest": "api", "resize_nearest_grad": "api", "index_map": "api", "trace_resize": "api",
-           "trace_resize_grad": "api", "compile_hlo": "api", "cost": "api", "verify": "verifier"}
-_SUBMODULES = ("api", "cli", "compiler", "contract", "errors", "frontends", "kernels", "machine", "nki", "runtime",
-               "select", "semantics", "verifier")
+           "trace_resize_grad": "api", "compile_hlo": "api", "cost": "api", "verify": "verifier",
+           "export_nki": "export"}
+_SUBMODULES = ("api", "cli", "compiler", "contract", "errors", "export", "frontends", "kernels", "machine", "nki",
+               "runtime", "select", "semantics", "verifier")
 __all__ = list(_PUBLIC)
 
 

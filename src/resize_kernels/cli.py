@@ -381,6 +381,46 @@ def _inspect(args) -> int:
     return 0
 
 
+def _export(args) -> int:
+    from .export import export_nki
+
+    text = export_nki(args.in_shape, args.out_shape, args.dtype, kernel=args.kernel, target=args.target)
+    if args.output is None:
+        if args.check:
+            return _usage(args, "--check runs the written file: give -o FILE")
+        sys.stdout.write(text)
+        return 0
+    if args.output.is_dir() or not args.output.parent.is_dir():
+        return _usage(args, f"-o requires a file in an existing directory, got {str(args.output)!r}")
+    args.output.write_text(text)
+    print(f"wrote {args.output} (NKI 0.3.0: run it with python on a trn2 instance)", file=sys.stderr)
+    if not args.check:
+        return 0
+    import subprocess
+    here = ("import runpy, sys\nfrom resize_kernels import nki\nnki.install_aliases()\n"
+            "runpy.run_path(sys.argv[1], run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", here, str(args.output)]).returncode
+
+
+def _add_export_command(sub) -> None:
+    exp = sub.add_parser("export", help="write a forward kernel as a self-contained NKI 0.3.0 source file",
+                         description="Trace the forward kernel for one shape and dtype and write it as one Python "
+                                     "file of documented NKI 0.3.0 calls (import nki; @nki.jit), with the index map "
+                                     "as literals and a __main__ that checks it bit for bit under nki.simulate.")
+    exp.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
+    exp.add_argument("--out", dest="out_shape", type=_out_shape, required=True, metavar="NxHxWxC",
+                     help="output shape (or HxW: --in's batch and channels)")
+    exp.add_argument("--dtype", default="float32", help="the tensor dtype (default float32; bfloat16, uint8, ...)")
+    exp.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP)
+    exp.add_argument("--target", choices=TARGETS, default="trn2",
+                     help="the target whose modelled time the file's docstring gives (default trn2)")
+    exp.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default: standard output)")
+    exp.add_argument("--check", action="store_true",
+                     help="then run the file's own check in a fresh Python, this package standing in for nki "
+                          "(needs -o)")
+    exp.set_defaults(func=_export)
+
+
 def _add_inspect_command(sub) -> None:
     ins = sub.add_parser("inspect", help="a kernel's modelled cost on a NeuronCore, next to its program listing",
                          description="Trace a forward kernel for one shape (float32), print the cost model's "
@@ -477,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.set_defaults(func=_verify)
     _add_compile_command(sub)
     _add_inspect_command(sub)
+    _add_export_command(sub)
     return parser
 
 

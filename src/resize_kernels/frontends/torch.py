@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import re
 import threading
 import warnings
 
@@ -197,7 +198,10 @@ def resize_nearest(x: torch.Tensor, size: list[int], scales: list[float] | None 
     if x.shape[0] == 0:
         return _empty(x, hw)
     convention = _convention(mode, _check_scales(scales, x.dim() - 2, "resize_nearest"), forward_path(x, hw))
-    return _torch_tensor(api.resize_nearest(_nhwc_numpy(x), hw, convention=convention), like=x)
+    nhwc = _nhwc_numpy(x)
+    for seen in _Recording.calls:  # export_model_kernels is watching
+        seen.append((nhwc.shape, tuple(hw[-2:]) if len(hw) > 1 else (1, hw[0]), nhwc.dtype.name, convention))
+    return _torch_tensor(api.resize_nearest(nhwc, hw, convention=convention), like=x)
 
 
 @torch.library.custom_op("resize_kernels::resize_nearest_grad", mutates_args=())
@@ -416,3 +420,57 @@ def patch_interpolate():
             _Patch.depth -= 1
             if _Patch.depth == 0:
                 torch.nn.functional.interpolate = _Patch.original
+
+
+# -- a model's resizes as NKI source ------------------------------------------------------------------------------
+
+class _Recording:
+    """The forward resizes export_model_kernels watches for (one list per active call)."""
+
+    calls: list = []
+
+
+def export_model_kernels(model, example_input, directory, grad: bool = False) -> list[dict]:
+    """Run ``model`` on ``example_input`` (a tensor or a tuple of them) with its F.interpolate nearest calls on the
+    simulated NeuronCore, and write one NKI 0.3.0 file per distinct (shape, dtype, map) they saw into
+    ``directory`` (``export.export_nki``; NHWC, as the exported kernels take it), with ``index.json`` listing
+    each file, its shapes, map, kernel, modelled time and how many calls it serves. Returns the index."""
+    import json
+    from pathlib import Path
+
+    from .. import export
+
+    if grad:
+        raise InvalidValueError("export_model_kernels exports the forward resizes; the gradient kernels do not "
+                                "export as documented NKI 0.3.0 yet (rows keeps a float32 PSUM tile wider than a "
+                                "bank, padded uses select, general a read-modify-write DMA); call it with "
+                                "grad=False")
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InvalidValueError(f"export_model_kernels requires an existing directory, got {str(directory)!r}; "
+                                f"create it first")
+    seen = []
+    _Recording.calls.append(seen)
+    try:
+        with patch_interpolate(), torch.no_grad():
+            model(*example_input) if isinstance(example_input, tuple) else model(example_input)
+    finally:
+        _Recording.calls.remove(seen)
+    index = {}
+    for shape, out_hw, dtype, convention in seen:
+        key = (shape, out_hw, dtype, convention)
+        if key in index:
+            index[key]["calls"] += 1
+            continue
+        name = f"resize_{'x'.join(map(str, shape))}_to_{out_hw[0]}x{out_hw[1]}_{dtype}"
+        taken = {entry["file"] for entry in index.values()}
+        name = next(f"{name}{suffix}.py" for suffix in ("", *(f"_{k}" for k in range(2, len(seen) + 2)))
+                    if f"{name}{suffix}.py" not in taken)  # another map of the same shapes: its own file
+        text = export.export_nki(shape, out_hw, dtype, convention=convention)
+        (directory / name).write_text(text)
+        index[key] = {"file": name, "kernel": re.search(r"^def (\w+)\(", text, re.M).group(1),
+                      "nhwc_in": list(shape), "out_hw": list(out_hw), "dtype": dtype,
+                      "map": convention.describe(), "calls": 1}
+    entries = list(index.values())
+    (directory / "index.json").write_text(json.dumps(entries, indent=2) + "\n")
+    return entries
