@@ -6,7 +6,8 @@ sweeps over 1..128 or more run over 1..6 (and the random shapes, the range and t
 the Dask line runs on the local processes instead (tests/kernels/test_sweep_engine.py runs --dask against a
 LocalCluster). Not run here: the two set-up commands (``.ci/run`` runs the test one on a clean clone, and the
 demo is tests/test_cli.py's), the NKI samples' pytest line (it needs a checkout of aws-neuron/nki-samples:
-tests/nki/test_launch.py runs the plugin) and the layout block, which is not code.
+tests/nki/test_launch.py runs the plugin), the layout block, which is not code, and the ``py`` block of "Run on
+Trainium" (it needs a trn2 instance).
 """
 
 import os
