@@ -133,13 +133,41 @@ def test_the_cli_writes_the_file_and_checks_it(tmp_path, capfd):
     assert cli.main(["export", "--in", "1x5x6x3", "--out", "9x4", "--check"]) == 2  # --check needs -o
 
 
+GRAD = [((2, 30, 20, 1280), (59, 38), "bfloat16"), ((2, 15, 10, 1280), (30, 20), "bfloat16"),
+        ((2, 59, 39, 640), (117, 78), "bfloat16"), ((1, 7, 9, 4), (15, 4), "float32"),
+        ((2, 13, 11, 3), (5, 30), "float16"), ((3, 20, 6, 8), (33, 7), "float32")]
+
+
+@pytest.mark.parametrize("in_shape, out_hw, dtype", GRAD)
+def test_gradient_kernels_export_as_the_program_the_project_costs(aliases, tmp_path, in_shape, out_hw, dtype):
+    path = tmp_path / "g.py"
+    path.write_text(export.export_nki(in_shape, out_hw, dtype, grad=True))
+    program = rk.trace_resize_grad((in_shape[0], *out_hw, in_shape[3]), in_shape[1:3], dtype, kernel="rows")
+    bench = nki.benchmark(getattr(load(path), program.name))
+    bench(TensorSpec(program.inputs[0].shape, np.dtype(program.inputs[0].dtype)))
+    assert export.program_signature(bench.benchmark_result.program) == export.program_signature(program)
+
+
+def test_gradient_files_run_exactly_in_a_clean_process(tmp_path):
+    """Random bits as dy (NaN payloads, infinities, -0.0): the sums in float32, in order, bit for bit."""
+    paths = []
+    for k, (in_shape, out_hw, dtype) in enumerate(GRAD[3:] + [((1, 30, 20, 64), (59, 38), "bfloat16")]):
+        paths.append(tmp_path / f"g{k}.py")
+        paths[-1].write_text(export.export_nki(in_shape, out_hw, dtype, grad=True))
+    script = ("import runpy, sys\nfrom resize_kernels import nki\nnki.install_aliases()\n"
+              "for path in sys.argv[1:]:\n    try:\n        runpy.run_path(path, run_name='__main__')\n"
+              "    except SystemExit as e:\n        assert e.code == 0, path\n")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and done.stdout.count(": exact (") == len(paths), done.stderr[-2000:]
+
+
 def test_what_export_cannot_write_is_refused_clearly():
     grad = rk.trace_resize_grad((1, 101, 97, 96), (37, 53), "float32", kernel="padded")  # select: not in NKI 0.3.0
     with pytest.raises(export.ExportError, match="export does not write select as documented NKI 0.3.0"):
         export.source(grad, "", "trn2", np.zeros(37, int), np.zeros(53, int))
-    rows = rk.trace_resize_grad((2, 59, 38, 64), (30, 20), "bfloat16", kernel="rows")
-    with pytest.raises(export.ExportError, match="export places SBUF tiles only"):  # a float32 PSUM accumulator
-        export.source(rows, "", "trn2", np.zeros(30, int), np.zeros(20, int))
+    with pytest.raises(export.ExportError, match="export does not write dma_copy with dst_rmw_op"):
+        export.export_nki((1, 30, 20, 8), (59, 38), "float32", grad=True, kernel="general")
 
 
 def test_a_models_resizes_export_as_a_folder_of_kernels(tmp_path):
@@ -158,11 +186,15 @@ def test_a_models_resizes_export_as_a_folder_of_kernels(tmp_path):
     assert [(e["nhwc_in"], e["out_hw"], e["calls"]) for e in index] == [
         ([2, 15, 10, 4], [30, 20], 1), ([2, 30, 20, 4], [59, 38], 2), ([2, 30, 20, 4], [59, 38], 1)]
     assert len({e["file"] for e in index}) == 3 and (tmp_path / "index.json").is_file()
+    (tmp_path / "grad").mkdir()
+    grads = export_model_kernels(Decoder(), torch.randn(2, 4, 15, 10), tmp_path / "grad", grad=True)
+    assert sorted((e["nhwc_in"], e["calls"]) for e in grads if e["direction"] == "grad") == [
+        ([2, 15, 10, 4], 1), ([2, 30, 20, 4], 1), ([2, 30, 20, 4], 2)]  # nearest-exact's, and nearest's twice
     script = ("import runpy, sys\nfrom resize_kernels import nki\nnki.install_aliases()\n"
               "for path in sys.argv[1:]:\n    try:\n        runpy.run_path(path, run_name='__main__')\n"
               "    except SystemExit as e:\n        assert e.code == 0, path\n")
     done = subprocess.run([sys.executable, "-c", script, *(str(tmp_path / e["file"]) for e in index)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.count(": exact (") == 3, done.stderr[-2000:]
-    with pytest.raises(ValueError, match="gradient kernels do not export"):
-        export_model_kernels(Decoder(), torch.randn(2, 4, 15, 10), tmp_path, grad=True)
+    with pytest.raises(ValueError, match="requires an existing directory"):
+        export_model_kernels(Decoder(), torch.randn(2, 4, 15, 10), tmp_path / "missing")

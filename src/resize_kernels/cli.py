@@ -384,7 +384,8 @@ def _inspect(args) -> int:
 def _export(args) -> int:
     from .export import export_nki
 
-    text = export_nki(args.in_shape, args.out_shape, args.dtype, kernel=args.kernel, target=args.target)
+    text = export_nki(args.in_shape, args.out_shape, args.dtype, kernel=args.kernel, target=args.target,
+                      grad=args.grad)
     if args.output is None:
         if args.check:
             return _usage(args, "--check runs the written file: give -o FILE")
@@ -403,8 +404,9 @@ def _export(args) -> int:
 
 
 def _add_export_command(sub) -> None:
-    exp = sub.add_parser("export", help="write a forward kernel as a self-contained NKI 0.3.0 source file",
-                         description="Trace the forward kernel for one shape and dtype and write it as one Python "
+    exp = sub.add_parser("export", help="write a kernel as a self-contained NKI 0.3.0 source file",
+                         description="Trace the forward (or --grad: gradient) kernel for one shape and dtype and "
+                                     "write it as one Python "
                                      "file of documented NKI 0.3.0 calls (import nki; @nki.jit), with the index map "
                                      "as literals and a __main__ that checks it bit for bit under nki.simulate.")
     exp.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
@@ -414,6 +416,8 @@ def _add_export_command(sub) -> None:
     exp.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP)
     exp.add_argument("--target", choices=TARGETS, default="trn2",
                      help="the target whose modelled time the file's docstring gives (default trn2)")
+    exp.add_argument("--grad", action="store_true",
+                     help="the gradient kernel of that resize (dy of --out's shape -> dx of --in's; rows only)")
     exp.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default: standard output)")
     exp.add_argument("--check", action="store_true",
                      help="then run the file's own check in a fresh Python, this package standing in for nki "

@@ -35,6 +35,7 @@ DOCUMENTED = {
     "nl.ndarray": API_DOCS + "nki.language.ndarray.html",
     "nl.sbuf": API_DOCS + "nki.language.sbuf.html",
     "nl.shared_hbm": API_DOCS + "nki.language.shared_hbm.html",
+    "nl.psum": API_DOCS + "nki.language.psum.html",
     "nl.hbm": API_DOCS + "nki.language.hbm.html",
     "nl.copy": API_DOCS + "nki.language.copy.html",
     "nl.floor": API_DOCS + "nki.language.floor.html",
@@ -69,26 +70,47 @@ class ExportError(InvalidValueError):
 
 
 def export_nki(in_shape, out_shape, dtype="float32", kernel: str | None = None, target: str = "trn2",
-               convention: semantics.IndexConvention | None = None) -> str:
-    """The NKI 0.3.0 source of the forward kernel for NHWC ``in_shape`` -> ``out_shape`` (N, H, W, C or the
+               convention: semantics.IndexConvention | None = None, grad: bool = False) -> str:
+    """The NKI 0.3.0 source of the kernel for the NHWC resize ``in_shape`` -> ``out_shape`` (N, H, W, C or the
     output's (H, W)): a self-contained Python file (str). ``kernel``: as ``rk.resize_nearest`` (None: auto's
-    pick); ``target``: the target whose modelled time the docstring gives."""
+    pick); ``target``: the target whose modelled time the docstring gives; ``grad``: the gradient kernel of that
+    resize (dy of the output's shape -> dx of the input's)."""
     in_shape = tuple(int(s) for s in in_shape)
     out_hw = tuple(int(s) for s in (out_shape[1:3] if len(out_shape) == 4 else out_shape))
-    program = api.trace_resize(in_shape, out_hw, dtype, kernel=kernel, convention=convention)
+    n, c = in_shape[0], in_shape[3]
     conv = convention or semantics.COMPILER
     rows = semantics.axis_index(in_shape[1], out_hw[0], conv, 0)
     cols = semantics.axis_index(in_shape[2], out_hw[1], conv, 1)
+    if grad:
+        program = _grad_program((n, *out_hw, c), in_shape[1:3], dtype, kernel, convention)
+        what = (f"The gradient of NHWC {'x'.join(map(str, in_shape))} -> {out_hw[0]}x{out_hw[1]}:\n"
+                f"dx[n, ROWS[h], COLS[w], c] += dy[n, h, w, c], in float32 from +0.0 in row-major (h, w) order")
+        roofline = None
+    else:
+        program = api.trace_resize(in_shape, out_hw, dtype, kernel=kernel, convention=convention)
+        what = (f"NHWC {'x'.join(map(str, in_shape))} -> {out_hw[0]}x{out_hw[1]}: out[n, h, w, c] = "
+                f"x[n, ROWS[h], COLS[w], c]")
+        roofline = api.cost(in_shape, (n, *out_hw, c), kernel=kernel, target=target, dtype=dtype,
+                            convention=convention).roofline_us
     report = program_cost(program, target, events=False)
-    roofline = api.cost(in_shape, (in_shape[0], *out_hw, in_shape[3]), kernel=kernel, target=target, dtype=dtype,
-                        convention=convention).roofline_us
-    about = (f"NHWC {'x'.join(map(str, in_shape))} -> {out_hw[0]}x{out_hw[1]}, {np.dtype(dtypes.as_dtype(dtype))}: "
-             f"out[n, h, w, c] = x[n, ROWS[h], COLS[w], c],\nROWS and COLS the "
+    chosen = "the gradient kernel export writes" if grad and kernel is None else _selection(program)
+    about = (f"{what}, {np.dtype(dtypes.as_dtype(dtype))};\nROWS and COLS the "
              f"{'compiler asymmetric/floor' if conv.is_default else conv.describe()} map.\n"
-             f"Kernel: {program.name} ({_selection(program)}).\nModelled on {target} by "
-             f"resize-kernels {_version()}'s cost model: {report.modelled_us:,.1f} us, roofline {roofline:,.1f} "
-             f"us (modelled, not measured).")
-    return source(program, about, target, rows, cols)
+             f"Kernel: {program.name} ({chosen}).\nModelled on {target} by "
+             f"resize-kernels {_version()}'s cost model: {report.modelled_us:,.1f} us"
+             + ("" if roofline is None else f", roofline {roofline:,.1f} us") + " (modelled, not measured).")
+    return source(program, about, target, rows, cols, grad)
+
+
+def _grad_program(dy_shape, in_hw, dtype, kernel, convention) -> Program:
+    """The gradient Program to export: ``kernel``'s, or by default rows' where it applies (the one gradient kernel
+    written in documented NKI 0.3.0; auto's other picks, padded and general, are not), else auto's."""
+    if kernel is None:
+        try:
+            return api.trace_resize_grad(dy_shape, in_hw, dtype, kernel="rows", convention=convention)
+        except InvalidValueError:
+            pass  # rows does not take this shape: auto's pick, which export refuses if it cannot write it
+    return api.trace_resize_grad(dy_shape, in_hw, dtype, kernel=kernel, convention=convention)
 
 
 def _version() -> str:
@@ -103,8 +125,9 @@ def _selection(program: Program) -> str:
     return "chosen by name" if selection is None else f"{selection.label}: {selection.rule}"
 
 
-def source(program: Program, about: str, target: str, rows: np.ndarray, cols: np.ndarray) -> str:
-    """The file for ``program``: its kernel, the maps as literals and the ``__main__`` check."""
+def source(program: Program, about: str, target: str, rows: np.ndarray, cols: np.ndarray, grad: bool = False) -> str:
+    """The file for ``program`` (a forward kernel, or with ``grad`` a gradient one): its kernel, the maps as
+    literals and the ``__main__`` check."""
     if len(program.inputs) != 1 or len(program.outputs) != 1:
         raise ExportError(f"export writes kernels of one input and one output; {program.name} has "
                           f"{len(program.inputs)} inputs and {len(program.outputs)} outputs")
@@ -117,17 +140,16 @@ def source(program: Program, about: str, target: str, rows: np.ndarray, cols: np
     tiles = _tiles(program)
     limit = target_params(target).sbuf_partition_bytes - COMPILER_RESERVED_SBUF_BYTES  # NKI keeps the rest
     for tile in tiles:
-        if tile.memory != "sbuf":
-            raise ExportError(f"export places SBUF tiles only; {program.name} uses {tile.memory} ({tile.name})")
-        if tile.address + tile.bytes_per_partition > limit:
+        if tile.memory == "sbuf" and tile.address + tile.bytes_per_partition > limit:
             raise ExportError(f"{program.name}'s tile {tile.name} ends at byte {tile.address + tile.bytes_per_partition} "
                               f"of each partition, past the {limit} NKI leaves kernels on {target}; export a "
                               f"smaller shape or another kernel")
     body = [f"{out_name} = nl.ndarray({out.shape}, dtype={x_name}.dtype, buffer=nl.shared_hbm, "
             f"name={out.name!r})", *scratch]
+    psum_base = program.sbuf_partition_bytes  # PSUM addresses follow SBUF's (machine/memory.py)
     body += [f"{names.tile(t)} = nl.ndarray(({t.partitions}, {', '.join(map(str, t.free_shape))}), "
-             f"dtype={_dtype(t.dtype)}, buffer=nl.sbuf, name={_base(t.name)!r}, address=(0, {t.address}))"
-             for t in tiles]
+             f"dtype={_dtype(t.dtype)}, buffer=nl.{t.memory}, name={_base(t.name)!r}, "
+             f"address=(0, {t.address - (psum_base if t.memory == 'psum' else 0)}))" for t in tiles]
     body += [_call(inst, names) for inst in program.instructions]
     body.append(f"return {out_name}")
     dtype = np.dtype(x.dtype)
@@ -136,7 +158,8 @@ def source(program: Program, about: str, target: str, rows: np.ndarray, cols: np
     return TEMPLATE.format(
         about=about.replace('"""', "'''"), kernel=program.name, x=", ".join([x_name, *tables]),
         body="\n    ".join(body), tables=values, tables_use=", *TABLES" if tables else "",
-        in_shape=x.shape, dtype=dtype.name, rows=_literal(rows), cols=_literal(cols),
+        in_shape=x.shape, out_shape=out.shape, dtype=dtype.name, rows=_literal(rows), cols=_literal(cols),
+        reference=GRAD_REFERENCE if grad else REFERENCE,
         bits=f"uint{8 * dtype.itemsize}", documented="\n".join(f"#   {n}: {DOCUMENTED[n]}"
                                                                 for n in sorted(used_names(body))))
 
@@ -308,6 +331,7 @@ import nki.language as nl
 {documented}
 
 IN_SHAPE = {in_shape}
+OUT_SHAPE = {out_shape}
 DTYPE = "{dtype}"
 ROWS = {rows}
 COLS = {cols}
@@ -321,9 +345,7 @@ def {kernel}({x}):
     {body}
 
 
-def reference(x):
-    """The resize by the index map: out[n, h, w, c] = x[n, ROWS[h], COLS[w], c]."""
-    return x[:, ROWS][:, :, COLS]
+{reference}
 
 
 if __name__ == "__main__":
@@ -335,8 +357,20 @@ if __name__ == "__main__":
     bits = np.random.default_rng(0).integers(0, 2 ** (8 * dtype.itemsize), size=IN_SHAPE, dtype=np.{bits})
     x = bits.view(dtype)  # every bit pattern: NaN payloads, -0.0, subnormals
     out = nki.simulate({kernel})(x, *TABLES)
-    want = reference(x)
+    with np.errstate(all="ignore"):  # inf - inf is NaN, as the sum says
+        want = reference(x)
     same = np.asarray(out).shape == want.shape and np.array_equal(np.asarray(out).view(np.{bits}), want.view(np.{bits}))
     print(f"{kernel}: {{'exact' if same else 'WRONG'}} ({{want.size}} elements, every bit)")
     raise SystemExit(0 if same else 1)
 '''
+REFERENCE = '''def reference(x):
+    """The resize by the index map: out[n, h, w, c] = x[n, ROWS[h], COLS[w], c]."""
+    return x[:, ROWS][:, :, COLS]'''
+GRAD_REFERENCE = '''def reference(dy):
+    """dx[n, ROWS[h], COLS[w], c] += dy[n, h, w, c]: in float32 from +0.0, in row-major (h, w) order, cast once."""
+    dx = np.zeros(OUT_SHAPE, np.float32)
+    dy32 = dy.astype(np.float32)
+    for h, i in enumerate(ROWS):
+        for w, j in enumerate(COLS):
+            dx[:, i, j] += dy32[:, h, w]
+    return dx.astype(dy.dtype)'''

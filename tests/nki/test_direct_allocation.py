@@ -178,3 +178,40 @@ def test_blocks_alive_at_once_on_one_physical_tile_are_a_lifetime_conflict():
         return out
     with pytest.raises(InvalidValueError, match="lifetime conflict"):
         trace(kernel, np.zeros((512, 64), np.float32))
+
+
+def test_ndarray_address_places_one_tile_where_nki_0_3_0_says():
+    """nl.ndarray(..., address=(partition_offset, free_offset)): an SBUF tile at that byte, a PSUM tile at a bank's
+    start spanning the banks it needs; anything else refused with what to change."""
+    import numpy as np
+
+    from resize_kernels.errors import InvalidTypeError
+    from resize_kernels.nki import language as nl
+    from resize_kernels.nki.tracer import trace
+
+    from resize_kernels.nki import isa as nisa
+
+    def placed(address, buffer=nl.sbuf):
+        seen = {}
+
+        def k(x):  # every tile placed directly, as NKI requires of a kernel that places any
+            seen["tile"] = t = nl.ndarray((128, 640), dtype=nl.float32, buffer=buffer, address=address)
+            nisa.memset(dst=t, value=0.0)
+            staged = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf, address=(0, 100_000))
+            out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=staged, src=x)
+            nisa.dma_copy(dst=out, src=staged)
+            return out
+        program = trace(k, np.zeros((4, 4), np.float32))
+        return seen["tile"].storage.address - (program.sbuf_partition_bytes if buffer == nl.psum else 0)
+
+    assert placed((0, 4096)) == 4096
+    assert placed((0, 2048), nl.psum) == 2048  # 2,560 bytes: two banks from bank 1
+    with pytest.raises(InvalidValueError, match="a free_offset at a bank's start"):
+        placed((0, 100), nl.psum)
+    with pytest.raises(InvalidTypeError, match=r"address=\(partition_offset, free_offset\), two integers"):
+        placed(4096)
+    with pytest.raises(InvalidValueError, match="one SBUF or PSUM tile"):
+        placed((0, 0), nl.shared_hbm)
+    with pytest.raises(InvalidValueError, match="at most 2048 bytes per partition from bank 7"):
+        placed((0, 7 * 2048), nl.psum)

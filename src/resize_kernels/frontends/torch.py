@@ -200,7 +200,8 @@ def resize_nearest(x: torch.Tensor, size: list[int], scales: list[float] | None 
     convention = _convention(mode, _check_scales(scales, x.dim() - 2, "resize_nearest"), forward_path(x, hw))
     nhwc = _nhwc_numpy(x)
     for seen in _Recording.calls:  # export_model_kernels is watching
-        seen.append((nhwc.shape, tuple(hw[-2:]) if len(hw) > 1 else (1, hw[0]), nhwc.dtype.name, convention))
+        seen.append(("forward", nhwc.shape, tuple(hw[-2:]) if len(hw) > 1 else (1, hw[0]), nhwc.dtype.name,
+                     convention))
     return _torch_tensor(api.resize_nearest(nhwc, hw, convention=convention), like=x)
 
 
@@ -214,7 +215,11 @@ def resize_nearest_grad(dy: torch.Tensor, in_size: list[int], scales: list[float
     if dy.shape[0] == 0:
         return _empty(dy, hw)
     convention = _convention(mode, _check_scales(scales, dy.dim() - 2, "resize_nearest_grad"), "indexed")
-    return _torch_tensor(api.resize_nearest_grad(_nhwc_numpy(dy), hw, convention=convention), like=dy)
+    nhwc = _nhwc_numpy(dy)
+    for seen in _Recording.calls:  # export_model_kernels(grad=True) is watching: the forward's shapes
+        seen.append(("grad", (nhwc.shape[0], *(tuple(hw[-2:]) if len(hw) > 1 else (1, hw[0])), nhwc.shape[3]),
+                     nhwc.shape[1:3], nhwc.dtype.name, convention))
+    return _torch_tensor(api.resize_nearest_grad(nhwc, hw, convention=convention), like=dy)
 
 
 @resize_nearest.register_fake
@@ -432,45 +437,49 @@ class _Recording:
 
 def export_model_kernels(model, example_input, directory, grad: bool = False) -> list[dict]:
     """Run ``model`` on ``example_input`` (a tensor or a tuple of them) with its F.interpolate nearest calls on the
-    simulated NeuronCore, and write one NKI 0.3.0 file per distinct (shape, dtype, map) they saw into
-    ``directory`` (``export.export_nki``; NHWC, as the exported kernels take it), with ``index.json`` listing
-    each file, its shapes, map, kernel, modelled time and how many calls it serves. Returns the index."""
+    simulated NeuronCore (and with ``grad``, backward from the outputs' sum), and write one NKI 0.3.0 file per
+    distinct (kernel, shape, dtype, map) they saw into ``directory`` (``export.export_nki``; NHWC, as the exported
+    kernels take it), with ``index.json`` listing each file, its direction, shapes, map, kernel and how many
+    calls it serves. Returns the index."""
     import json
     from pathlib import Path
 
     from .. import export
 
-    if grad:
-        raise InvalidValueError("export_model_kernels exports the forward resizes; the gradient kernels do not "
-                                "export as documented NKI 0.3.0 yet (rows keeps a float32 PSUM tile wider than a "
-                                "bank, padded uses select, general a read-modify-write DMA); call it with "
-                                "grad=False")
     directory = Path(directory)
     if not directory.is_dir():
         raise InvalidValueError(f"export_model_kernels requires an existing directory, got {str(directory)!r}; "
                                 f"create it first")
+    inputs = example_input if isinstance(example_input, tuple) else (example_input,)
+    if grad:  # the gradient reaches every resize only if the inputs ask for it too
+        inputs = tuple(x.detach().requires_grad_(x.is_floating_point()) if isinstance(x, torch.Tensor) else x
+                       for x in inputs)
     seen = []
     _Recording.calls.append(seen)
     try:
-        with patch_interpolate(), torch.no_grad():
-            model(*example_input) if isinstance(example_input, tuple) else model(example_input)
+        with patch_interpolate(), torch.set_grad_enabled(grad):
+            out = model(*inputs)
+            if grad:
+                outs = out if isinstance(out, (tuple, list)) else (out,)
+                sum(o.float().sum() for o in outs if isinstance(o, torch.Tensor) and o.requires_grad).backward()
     finally:
         _Recording.calls.remove(seen)
     index = {}
-    for shape, out_hw, dtype, convention in seen:
-        key = (shape, out_hw, dtype, convention)
+    for key in seen:
         if key in index:
             index[key]["calls"] += 1
             continue
-        name = f"resize_{'x'.join(map(str, shape))}_to_{out_hw[0]}x{out_hw[1]}_{dtype}"
+        direction, shape, out_hw, dtype, convention = key
+        name = f"resize{'_grad' if direction == 'grad' else ''}_{'x'.join(map(str, shape))}_to_" \
+               f"{out_hw[0]}x{out_hw[1]}_{dtype}"
         taken = {entry["file"] for entry in index.values()}
         name = next(f"{name}{suffix}.py" for suffix in ("", *(f"_{k}" for k in range(2, len(seen) + 2)))
                     if f"{name}{suffix}.py" not in taken)  # another map of the same shapes: its own file
-        text = export.export_nki(shape, out_hw, dtype, convention=convention)
+        text = export.export_nki(shape, out_hw, dtype, convention=convention, grad=direction == "grad")
         (directory / name).write_text(text)
-        index[key] = {"file": name, "kernel": re.search(r"^def (\w+)\(", text, re.M).group(1),
-                      "nhwc_in": list(shape), "out_hw": list(out_hw), "dtype": dtype,
-                      "map": convention.describe(), "calls": 1}
+        index[key] = {"file": name, "direction": direction,
+                      "kernel": re.search(r"^def (\w+)\(", text, re.M).group(1), "nhwc_in": list(shape),
+                      "out_hw": list(out_hw), "dtype": dtype, "map": convention.describe(), "calls": 1}
     entries = list(index.values())
     (directory / "index.json").write_text(json.dumps(entries, indent=2) + "\n")
     return entries

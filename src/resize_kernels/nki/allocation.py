@@ -35,6 +35,7 @@ class DirectAllocation:
     memory: str  # "sbuf" or "psum"
     func: Callable
     label: str  # as the kernel wrote it, for messages
+    psum_banks: int = 1  # banks a PSUM tile may span (ncc.psum.alloc: one; nl.ndarray(address=): to PSUM's end)
 
     def offset(self, idx: tuple, partitions: int, nbytes: int, sbuf_bytes: int) -> int:
         """The byte offset into this memory (per partition) of block ``idx``'s physical tile, checked."""
@@ -56,9 +57,10 @@ class DirectAllocation:
         if start != 0 or addr != 0:
             raise InvalidValueError(f"{where} gives start_partition {start} and byte_addr {addr}: a direct PSUM "
                                     f"allocation requires both to be 0 (nki.compiler.psum.alloc)")
-        if nbytes > PSUM_BANK_BYTES:
-            raise InvalidValueError(f"{where}: a direct PSUM tile requires at most {PSUM_BANK_BYTES} bytes per "
-                                    f"partition (one bank), got {nbytes}; split its free dimension")
+        if nbytes > PSUM_BANK_BYTES * min(self.psum_banks, PSUM_BANKS - bank):
+            raise InvalidValueError(f"{where}: a direct PSUM tile requires at most "
+                                    f"{PSUM_BANK_BYTES * min(self.psum_banks, PSUM_BANKS - bank)} bytes per "
+                                    f"partition from bank {bank}, got {nbytes}; split its free dimension")
         return bank * PSUM_BANK_BYTES
 
 

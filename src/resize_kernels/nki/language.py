@@ -28,7 +28,7 @@ from ..errors import InvalidTypeError, InvalidValueError, NotSimulatedError, not
 from ..intmath import ceil_div
 from ..machine import dtypes
 from ..machine import isa as machine_isa
-from ..machine.isa import ALU_OPS
+from ..machine.isa import ALU_OPS, PSUM_BANK_BYTES, PSUM_BANKS
 from ..machine.memory import NUM_PARTITIONS, SBUF_ALIGNMENT
 from . import isa as nisa
 from . import tensor as _tensor
@@ -372,16 +372,24 @@ def static_cast(x, dtype):
 
 
 def _at_address(buffer, address, par_axis) -> DirectAllocation:
-    """nl.ndarray's ``address=``: the direct allocation placing its one tile at ``address``."""
-    if buffer != sbuf or par_axis:
-        raise InvalidValueError(f"nl.ndarray takes address= for one SBUF tile (no nl.par_dim blocks), got buffer "
-                                f"{buffer!r}; drop address= and let the allocator place it")
+    """nl.ndarray's ``address=``: the direct allocation placing its one tile at ``address`` (a PSUM tile at a bank's
+    start, spanning as many banks as it needs)."""
+    if buffer not in (sbuf, psum) or par_axis:
+        raise InvalidValueError(f"nl.ndarray takes address= for one SBUF or PSUM tile (no nl.par_dim blocks), got "
+                                f"buffer {buffer!r}; drop address= and let the allocator place it")
     if (not isinstance(address, (tuple, list)) or len(address) != 2
             or not all(_is_int(a) and not isinstance(a, bool) for a in address)):
         raise InvalidTypeError(f"nl.ndarray requires address=(partition_offset, free_offset), two integers, got "
                                f"{address!r}")
-    where = (int(address[0]), int(address[1]))
-    return DirectAllocation("sbuf", lambda idx, pdim_size, fdim_size: where, f"nl.ndarray(address={where})")
+    start, offset = int(address[0]), int(address[1])
+    label = f"nl.ndarray(address={(start, offset)})"
+    if buffer == sbuf:
+        return DirectAllocation("sbuf", lambda idx, pdim_size, fdim_size: (start, offset), label)
+    if offset % PSUM_BANK_BYTES:
+        raise InvalidValueError(f"{label} in PSUM requires a free_offset at a bank's start (a multiple of "
+                                f"{PSUM_BANK_BYTES}), got {offset}")
+    return DirectAllocation("psum", lambda idx, pdim_size, fdim_size: (offset // PSUM_BANK_BYTES, start, 0), label,
+                            psum_banks=PSUM_BANKS)
 
 
 def zeros(shape, dtype, buffer=sbuf, name: str | None = None, lazy_initialization: bool = False):
