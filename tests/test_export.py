@@ -198,3 +198,12 @@ def test_a_models_resizes_export_as_a_folder_of_kernels(tmp_path):
     assert done.returncode == 0 and done.stdout.count(": exact (") == 3, done.stderr[-2000:]
     with pytest.raises(ValueError, match="requires an existing directory"):
         export_model_kernels(Decoder(), torch.randn(2, 4, 15, 10), tmp_path / "missing")
+
+
+@pytest.mark.parametrize("in_shape, out_shape, match", [
+    ((30, 20, 8), (59, 38), "requires an NHWC in_shape"), ((1, 30, 20, 8), (59, 38, 8), "requires an NHWC in_shape"),
+    ((1, 30, 20, 8), (0, 38), "resize_nearest"), ((1, 30, 20, 8), (59, 38), "dtype")])
+def test_bad_shapes_and_dtypes_are_refused_with_what_to_change(in_shape, out_shape, match):
+    dtype = "complex64" if match == "dtype" else "float32"
+    with pytest.raises((ValueError, TypeError), match=match):
+        export.export_nki(in_shape, out_shape, dtype)

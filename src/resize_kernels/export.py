@@ -78,6 +78,9 @@ def export_nki(in_shape, out_shape, dtype="float32", kernel: str | None = None, 
     output's (H, W)): a self-contained Python file (str). ``kernel``: as ``rk.resize_nearest`` (None: auto's
     pick); ``target``: the target whose modelled time the docstring gives; ``grad``: the gradient kernel of that
     resize (dy of the output's shape -> dx of the input's)."""
+    if len(in_shape) != 4 or len(out_shape) not in (2, 4):
+        raise InvalidValueError(f"export_nki requires an NHWC in_shape (N, H, W, C) and out_shape (N, H, W, C) or "
+                                f"(H, W), got {tuple(in_shape)} and {tuple(out_shape)}; pass them in that layout")
     in_shape = tuple(int(s) for s in in_shape)
     out_hw = tuple(int(s) for s in (out_shape[1:3] if len(out_shape) == 4 else out_shape))
     n, c = in_shape[0], in_shape[3]
