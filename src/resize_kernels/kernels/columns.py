@@ -110,7 +110,7 @@ def _chunk_runs(runs: list[RowRun], first: int, stop: int, cols: int, max_repeat
 _first = operator.attrgetter("first")
 
 
-#: Bytes a DMA engine moves in the time it takes for one descriptor (D2 on trn1: 10 ns x 17 B/ns): reading a
+#: Bytes a DMA engine moves in the time it takes for one descriptor (D2's floor x trn1's engine bandwidth): reading a
 #: source column the chunk does not need costs less than a descriptor per needed column below this pixel size.
 DESCRIPTOR_BYTES = TARGETS["trn1"].descriptor_ns * TARGETS["trn1"].dma_engine_gbps
 
