@@ -403,15 +403,20 @@ def _export(args) -> int:
     return subprocess.run([sys.executable, "-c", here, str(args.output)]).returncode
 
 
+def _add_shape_arguments(parser) -> None:
+    """--in and --out of the commands that take one forward resize."""
+    parser.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
+    parser.add_argument("--out", dest="out_shape", type=_out_shape, required=True, metavar="NxHxWxC",
+                        help="output shape (or HxW: --in's batch and channels)")
+
+
 def _add_export_command(sub) -> None:
     exp = sub.add_parser("export", help="write a kernel as a self-contained NKI 0.3.0 source file",
                          description="Trace the forward (or --grad: gradient) kernel for one shape and dtype and "
-                                     "write it as one Python "
-                                     "file of documented NKI 0.3.0 calls (import nki; @nki.jit), with the index map "
-                                     "as literals and a __main__ that checks it bit for bit under nki.simulate.")
-    exp.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
-    exp.add_argument("--out", dest="out_shape", type=_out_shape, required=True, metavar="NxHxWxC",
-                     help="output shape (or HxW: --in's batch and channels)")
+                                     "write it as one Python file of documented NKI 0.3.0 calls (import nki; "
+                                     "@nki.jit), with the index map as literals and a __main__ that checks it bit "
+                                     "for bit under nki.simulate.")
+    _add_shape_arguments(exp)
     exp.add_argument("--dtype", default="float32", help="the tensor dtype (default float32; bfloat16, uint8, ...)")
     exp.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP)
     exp.add_argument("--target", choices=TARGETS, default="trn2",
@@ -432,9 +437,7 @@ def _add_inspect_command(sub) -> None:
                                      "SBUF use, modelled time, roofline and efficiency; the model's parameters are "
                                      "documented figures or fitted to public measurements, see machine/cost.py) and "
                                      "the first instructions of the program.")
-    ins.add_argument("--in", dest="in_shape", type=_shape, required=True, metavar="NxHxWxC", help="input shape")
-    ins.add_argument("--out", dest="out_shape", type=_out_shape, required=True, metavar="NxHxWxC",
-                     help="output shape (or HxW: --in's batch and channels)")
+    _add_shape_arguments(ins)
     ins.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP)
     ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
     ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
