@@ -71,14 +71,6 @@ class Point:
 
 # -- the DMA figures ---------------------------------------------------------------------------------------------
 
-def transfer(partitions: int, bytes_per_partition: int, descriptor_bytes: int) -> DmaShape:
-    """An HBM->SBUF transfer of ``partitions`` x ``bytes_per_partition`` (4-byte elements), in descriptors of
-    ``descriptor_bytes``."""
-    descriptors = partitions * max(1, bytes_per_partition // descriptor_bytes)
-    return DmaShape(partitions, bytes_per_partition // 4 or 1, bytes_per_partition, descriptor_bytes, descriptors,
-                    partitions * bytes_per_partition)
-
-
 def engine_us(shape: DmaShape, target: str) -> float:
     """How long the busiest DMA engine moves one transfer's data (D1, D2): what a profile's transfer bar shows."""
     return max(us for _, us in dma_packets(shape, target_params(target)))
@@ -88,13 +80,13 @@ def dma_points() -> list[Point]:
     eight = PARTITIONS_PER_DMA_ENGINE  # one engine serves 8 partitions (D1)
     points = [
         Point("dma: one engine, 32 KiB", f"{eight} x 4 KiB", "trn2", 1.416,
-              engine_us(transfer(eight, 4096, 4096), "trn2"), False, "dma", "DMA overview (profile)"),
+              engine_us(fit.transfer(eight, 4096, 4096), "trn2"), False, "dma", "DMA overview (profile)"),
         Point("dma: one 2 KiB transfer", f"{eight} x 256 B", "trn2", 0.097,
-              engine_us(transfer(eight, 256, 256), "trn2"), False, "dma", "DMA overview (profile)"),
+              engine_us(fit.transfer(eight, 256, 256), "trn2"), False, "dma", "DMA overview (profile)"),
         Point("dma: one 32 KiB transfer", f"{eight} x 4 KiB", "trn1", 1.810,
-              engine_us(transfer(eight, 4096, 4096), "trn1"), False, "dma", "NKI performance guide", True),
+              engine_us(fit.transfer(eight, 4096, 4096), "trn1"), False, "dma", "NKI performance guide", True),
         Point("dma: one 4 B transfer", "1 x 4 B", "trn1", 0.007,
-              engine_us(transfer(1, 4, 4), "trn1"), False, "dma", "NKI performance guide", True),
+              engine_us(fit.transfer(1, 4, 4), "trn1"), False, "dma", "NKI performance guide", True),
     ]
     # The throughput curve (P = 128): time per byte of back-to-back transfers relative to the 32 KiB-per-partition
     # point, so that the point is "measured 1 / fraction, modelled its own" (a ratio, not microseconds).

@@ -50,9 +50,17 @@ POOL = "adaptive_avg_pool2d_kernel"
 POOL_MARGIN = 1.05  # the pool's perf thresholds are measured x 1.05 (its test says so)
 
 
+def transfer(partitions: int, bytes_per_partition: int, descriptor_bytes: int) -> cost.DmaShape:
+    """An HBM->SBUF transfer of ``partitions`` x ``bytes_per_partition`` (4-byte elements), in descriptors of
+    ``descriptor_bytes``."""
+    descriptors = partitions * max(1, bytes_per_partition // descriptor_bytes)
+    return cost.DmaShape(partitions, bytes_per_partition // 4 or 1, bytes_per_partition, descriptor_bytes,
+                         descriptors, partitions * bytes_per_partition)
+
+
 def curve_time_per_byte(per_partition: int, params: cost.CostParams) -> float:
     """Steady-state ns per byte of back-to-back 128-partition transfers of ``per_partition`` bytes (D2, D2b)."""
-    shape = cost.DmaShape(128, per_partition // 4, per_partition, per_partition, 128, 128 * per_partition)
+    shape = transfer(128, per_partition, per_partition)
     held = max(cost.packet_occupancy_us(us, params) for _, us in cost.dma_packets(shape, params))
     return held / shape.nbytes
 

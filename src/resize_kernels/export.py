@@ -91,14 +91,14 @@ def export_nki(in_shape, out_shape, dtype="float32", kernel: str | None = None, 
         program = _grad_program((n, *out_hw, c), in_shape[1:3], dtype, kernel, convention)
         what = (f"The gradient of NHWC {'x'.join(map(str, in_shape))} -> {out_hw[0]}x{out_hw[1]}:\n"
                 f"dx[n, ROWS[h], COLS[w], c] += dy[n, h, w, c], in float32 from +0.0 in row-major (h, w) order")
-        roofline = None
+        report, roofline = program_cost(program, target, events=False), None
     else:
         program = api.trace_resize(in_shape, out_hw, dtype, kernel=kernel, convention=convention)
         what = (f"NHWC {'x'.join(map(str, in_shape))} -> {out_hw[0]}x{out_hw[1]}: out[n, h, w, c] = "
                 f"x[n, ROWS[h], COLS[w], c]")
-        roofline = api.cost(in_shape, (n, *out_hw, c), kernel=kernel, target=target, dtype=dtype,
-                            convention=convention).roofline_us
-    report = program_cost(program, target, events=False)
+        report = api.cost(in_shape, (n, *out_hw, c), kernel=kernel, target=target, dtype=dtype,
+                          convention=convention)  # the same (cached) Program's cost, with its roofline
+        roofline = report.roofline_us
     chosen = "the gradient kernel export writes" if grad and kernel is None else _selection(program)
     about = (f"{what}, {np.dtype(dtypes.as_dtype(dtype))};\nROWS and COLS the "
              f"{'compiler asymmetric/floor' if conv.is_default else conv.describe()} map.\n"
@@ -139,9 +139,9 @@ def source(program: Program, about: str, target: str, rows: np.ndarray, cols: np
                           f"{len(program.inputs)} inputs and {len(program.outputs)} outputs")
     x, out = program.inputs[0], program.outputs[0]
     names = _Names()
-    x_name, out_name = names.hbm(x), names.hbm(out)
-    tables = [names.hbm(t) for t in program.constants]  # NKI 0.3.0 has no shared constants: they come as inputs
-    scratch = [f"{names.hbm(t)} = nl.ndarray({tuple(t.shape)}, dtype={_dtype(t.dtype)}, buffer=nl.hbm, "
+    x_name, out_name = names.add(x), names.add(out)
+    tables = [names.add(t) for t in program.constants]  # NKI 0.3.0 has no shared constants: they come as inputs
+    scratch = [f"{names.add(t)} = nl.ndarray({tuple(t.shape)}, dtype={_dtype(t.dtype)}, buffer=nl.hbm, "
                f"name={t.name!r})" for t in program.internal]
     tiles = _tiles(program)
     limit = target_params(target).sbuf_partition_bytes - COMPILER_RESERVED_SBUF_BYTES  # NKI keeps the rest
@@ -153,8 +153,7 @@ def source(program: Program, about: str, target: str, rows: np.ndarray, cols: np
     body = [f"{out_name} = nl.ndarray({out.shape}, dtype={x_name}.dtype, buffer=nl.shared_hbm, "
             f"name={out.name!r})", *scratch]
     psum_base = program.sbuf_partition_bytes  # PSUM addresses follow SBUF's (machine/memory.py)
-    body += [f"{names.tile(t)} = nl.ndarray(({t.partitions}, {', '.join(map(str, t.free_shape))}), "
-             f"dtype={_dtype(t.dtype)}, buffer=nl.{t.memory}, name={_base(t.name)!r}, "
+    body += [f"{names.add(t)} = nl.ndarray({tuple(t.shape)}, dtype={_dtype(t.dtype)}, buffer=nl.{t.memory}, name={_base(t.name)!r}, "
              f"address=(0, {t.address - (psum_base if t.memory == 'psum' else 0)}))" for t in tiles]
     body += [_call(inst, names) for inst in program.instructions]
     body.append(f"return {out_name}")
@@ -184,8 +183,9 @@ class _Names:
     def __init__(self):
         self.by_tensor, self.taken = {}, set()
 
-    def _new(self, tensor, base: str) -> str:
-        name = re.sub(r"\W", "_", base) or "t"
+    def add(self, tensor) -> str:
+        """A new identifier for ``tensor``, from its name."""
+        name = re.sub(r"\W", "_", tensor.name) or "t"
         candidate, n = name, 0
         while candidate in self.taken:
             n += 1
@@ -193,12 +193,6 @@ class _Names:
         self.taken.add(candidate)
         self.by_tensor[id(tensor)] = candidate
         return candidate
-
-    def hbm(self, tensor) -> str:
-        return self._new(tensor, tensor.name)
-
-    def tile(self, tile) -> str:
-        return self._new(tile, tile.name)
 
     def __getitem__(self, tensor) -> str:
         return self.by_tensor[id(tensor)]
@@ -234,16 +228,12 @@ def _ap(ap: AccessPattern, names: _Names) -> str:
         args.append(f"vector_offset={_ap(ap.vector_offset, names)}")
     if ap.indirect_dim is not None:
         args.append(f"indirect_dim={ap.indirect_dim}")
-    tensor, shape = ap.tensor, _shape(ap.tensor)
+    tensor, shape = ap.tensor, ap.tensor.shape
     view = names[tensor]
     if ap.vector_offset is not None and ap.row_size != int(np.prod(shape[1:])):  # vector_offset counts rows of
         # row_size elements: the gather's AP is on a view of that row size
         view += f".reshape(({int(np.prod(shape)) // ap.row_size}, {ap.row_size}))"
     return f"{view}.ap({', '.join(args)})"
-
-
-def _shape(tensor) -> tuple:
-    return (tensor.partitions, *tensor.free_shape) if isinstance(tensor, SbufTile) else tuple(tensor.shape)
 
 
 def _number(x) -> str:

@@ -200,8 +200,7 @@ def resize_nearest(x: torch.Tensor, size: list[int], scales: list[float] | None 
     convention = _convention(mode, _check_scales(scales, x.dim() - 2, "resize_nearest"), forward_path(x, hw))
     nhwc = _nhwc_numpy(x)
     for seen in _Recording.calls:  # export_model_kernels is watching
-        seen.append(("forward", nhwc.shape, tuple(hw[-2:]) if len(hw) > 1 else (1, hw[0]), nhwc.dtype.name,
-                     convention))
+        seen.append(("forward", nhwc.shape, _as_hw(hw), nhwc.dtype.name, convention))
     return _torch_tensor(api.resize_nearest(nhwc, hw, convention=convention), like=x)
 
 
@@ -217,8 +216,8 @@ def resize_nearest_grad(dy: torch.Tensor, in_size: list[int], scales: list[float
     convention = _convention(mode, _check_scales(scales, dy.dim() - 2, "resize_nearest_grad"), "indexed")
     nhwc = _nhwc_numpy(dy)
     for seen in _Recording.calls:  # export_model_kernels(grad=True) is watching: the forward's shapes
-        seen.append(("grad", (nhwc.shape[0], *(tuple(hw[-2:]) if len(hw) > 1 else (1, hw[0])), nhwc.shape[3]),
-                     nhwc.shape[1:3], nhwc.dtype.name, convention))
+        seen.append(("grad", (nhwc.shape[0], *_as_hw(hw), nhwc.shape[3]), nhwc.shape[1:3], nhwc.dtype.name,
+                     convention))
     return _torch_tensor(api.resize_nearest_grad(nhwc, hw, convention=convention), like=dy)
 
 
@@ -428,6 +427,11 @@ def patch_interpolate():
 
 
 # -- a model's resizes as NKI source ------------------------------------------------------------------------------
+
+def _as_hw(size) -> tuple:
+    """An op's spatial ``size`` as NHWC's (H, W) (an NCW size is one row)."""
+    return tuple(size[-2:]) if len(size) > 1 else (1, size[0])
+
 
 class _Recording:
     """The forward resizes export_model_kernels watches for (one list per active call)."""
