@@ -38,10 +38,6 @@ DOCUMENTED = {
     "nl.psum": API_DOCS + "nki.language.psum.html",
     "nl.hbm": API_DOCS + "nki.language.hbm.html",
     "nl.copy": API_DOCS + "nki.language.copy.html",
-    # nki.language.floor is documented, but not in nisa.activation's table of functions (nki.api.shared,
-    # "Supported Activation Functions"), where the exact kernels' index graphs use it (op=nl.floor, as the public
-    # sample's nl.floor does): the one name exported files use outside that rule.
-    "nl.floor": API_DOCS + "nki.language.floor.html",
     "nisa.dma_copy": API_DOCS + "nki.isa.dma_copy.html",
     "nisa.tensor_copy": API_DOCS + "nki.isa.tensor_copy.html",
     "nisa.activation": API_DOCS + "nki.isa.activation.html",

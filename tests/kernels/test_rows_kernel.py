@@ -97,7 +97,7 @@ def test_irregular_widths_gather_their_columns_bit_for_bit(in_shape, out_hw, dty
     program = rk.trace_resize(in_shape, out_hw, np.dtype(dtype).name if dtype is not DTYPES[1] else "bfloat16",
                               kernel="rows")
     assert program.counts().get("nc_n_gather", 0) >= 1  # many column groups: one in-partition gather per row
-    assert program.counts().get("tensor_copy", 0) == 0
+    assert not [i for i in program.instructions if i.opcode == "tensor_copy" and i.src.dtype == i.dst.dtype]  # casts only
     check(random_data(rng, in_shape, dtype), out_hw)
 
 

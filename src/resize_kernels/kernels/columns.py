@@ -20,7 +20,7 @@ from ..machine.cost import TARGETS
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import broadcast_pairs
-from .helpers import scaled_floor
+from .helpers import floor_by_cast
 from .plan import RowRun, column_groups, split_runs
 
 
@@ -143,23 +143,26 @@ def _most_copies(elements: int) -> int:
 
 def column_index_tile(plan, j0: int, nj: int, s0: int, c: int, top: int):
     """A uint32 (top, nj * c) tile, the same on every partition: element (j, ch) holds (src_w(j0 + j) - s0) * c + ch,
-    the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads."""
-    pos = nl.ndarray((top, nj, c), dtype=nl.int32, name="out_col")
-    nisa.iota(pos, pattern=[[1, nj], [0, c]], offset=j0, channel_multiplier=0)
+    the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads.
+
+    The map is floored once per column (nj elements), then spread over the channels: with the index, at most one
+    temporary of its size, the two tiles column_plan budgets for (GATHER_INDEX_BYTES)."""
+    pos = nl.ndarray((top, nj), dtype=nl.float32, name="out_col")  # j, exact in float32; then the floor's scratch
+    nisa.iota(pos, pattern=[[1, nj]], offset=j0, channel_multiplier=0)
     index = nl.ndarray((top, nj * c), dtype=nl.uint32, name="column_index")
-    if c == 1 and s0 == 0 and plan.w.limit is None:  # the floor is the index: exact in float32, cast to uint32
-        nisa.activation(index, "floor", pos.ap(pattern=[[nj, top], [1, nj]]), scale=plan.w.scale)
+    src = index if c == 1 else nl.ndarray((top, nj), dtype=nl.int32, name="src_w_idx")
+    floor_by_cast(src, pos, plan.w.scale, scratch=pos)  # floor(float32(j) * float32(in_w/out_w))
+    ops = ([(nl.minimum, plan.w.limit)] if plan.w.limit is not None else []) + ([(nl.subtract, s0)] if s0 else [])
+    ops += [(nl.multiply, c)] if c > 1 else []
+    for k in range(0, len(ops), 2):  # min(src_w, in_w - 1) - s0, times c: exact in float32 (values below 2**24)
+        (op0, operand0), *rest = ops[k:k + 2]
+        nisa.tensor_scalar(src, src, op0=op0, operand0=operand0,
+                           **({"op1": rest[0][0], "operand1": rest[0][1]} if rest else {}))
+    if c == 1:
         return index
-    # in place: the index and one temporary, the two tiles column_plan budgets for (GATHER_INDEX_BYTES)
-    src = scaled_floor(pos, plan.w.scale, plan.w.limit, "src_w", out=pos)  # floor(float32(j) * float32(in_w/out_w))
-    flat = src.ap(pattern=[[nj * c, top], [1, nj * c]])
-    if c == 1:  # src_w - s0, exact in float32 (values below 2**24), cast to uint32
-        nisa.tensor_scalar(index, flat, op0=nl.subtract, operand0=s0)
-        return index
-    nisa.tensor_scalar(src, src, op0=nl.subtract, operand0=s0, op1=nl.multiply, operand1=c)  # first element
-    nisa.iota(index.ap(pattern=[[nj * c, top], [c, nj], [1, c]]), pattern=[[0, nj], [1, c]], offset=0,
-              channel_multiplier=0)  # the channel
-    nisa.tensor_tensor(index, flat, index, op=nl.add)  # plus the first element
+    spread = index.ap(pattern=[[nj * c, top], [c, nj], [1, c]])
+    nisa.iota(spread, pattern=[[0, nj], [1, c]], offset=0, channel_multiplier=0)  # the channel
+    nisa.tensor_tensor(spread, src.ap(pattern=[[nj, top], [1, nj], [0, c]]), spread, op=nl.add)  # plus the first
     return index
 
 

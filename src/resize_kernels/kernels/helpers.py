@@ -3,9 +3,10 @@
 Every builder emits engine instructions on int32 / float32 SBUF tiles whose
 values stay below 2**24, where float32 (the engines' arithmetic) is exact.
 The seed floors with eight vector instructions (``floor_nisa_kernel``, kept for
-the seed's kernel); the exact kernels use the scalar engine's floor activation
-(``nl.floor``, what the public sample uses), whose input scale and bias also do
-the multiply: one instruction.
+the seed's kernel); the exact kernels floor with four (``floor_by_cast``): the
+scalar engine's copy does the multiply-add, a cast rounds, a compare and a
+subtract take one back where it rounded up. (The scalar engine's floor would do it in one, but floor
+is not among the activation functions NKI 0.3.0 documents.)
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ def floor_nisa_kernel(a, out, p, f):
     nisa.tensor_tensor(dst=dst, data1=larger, data2=smaller, op=nl.add)
 
 
+def floor_by_cast(out, src, scale: float, bias: float = 0.0, scratch=None) -> None:
+    """out = floor(float32(src) * float32(scale) + float32(bias)) for results in [0, 2**24), into an int32 or uint32
+    ``out`` (``src``: a tile or view of out's shape; ``scratch``: a float32 one, else a new tile).
+
+    The scalar engine's copy computes the value in float32, a cast to out's dtype rounds it to nearest even (not
+    toward -inf: the seed's GOTCHA, kaena-4592), and where that went up, one comes off: four documented NKI 0.3.0
+    instructions, as the scalar engine's floor is not among the activation functions NKI 0.3.0 documents. Every
+    value is an integer below 2**24 once cast, so float32 holds each step exactly."""
+    x = nl.ndarray(out.shape, dtype=nl.float32, name="floor_value") if scratch is None else scratch
+    nisa.activation(x, nl.copy, src, scale=scale, bias=bias)
+    nisa.tensor_copy(out, x)  # round to nearest even
+    nisa.tensor_tensor(x, out, x, op=nl.greater)  # 1.0 where the cast went up
+    nisa.tensor_tensor(out, out, x, op=nl.subtract)
+
+
 def scaled_floor(pos, scale: float, limit: int | None, name: str, out=None):
     """min(floor(pos * scale), limit) of an int32 tile ``pos``: a new int32 tile ``{name}_idx`` of its shape
     (or ``out``, a view of pos's shape).
@@ -52,7 +68,7 @@ def scaled_floor(pos, scale: float, limit: int | None, name: str, out=None):
     """
     if out is None:
         out = nl.ndarray(pos.shape, dtype=nl.int32, name=f"{name}_idx")
-    nisa.activation(out, "floor", pos, scale=scale)  # floor(float32(d) * float32(scale)): an integer, cast exactly
+    floor_by_cast(out, pos, scale)  # floor(float32(d) * float32(scale))
     if limit is not None:
         nisa.tensor_scalar(out, out, op0=nl.minimum, operand0=limit)
     return out
@@ -100,7 +116,7 @@ def tile_rows_and_columns(n: int, tiles: int, out_w: int):
     i = nl.ndarray((n, tiles), dtype=nl.int32, name="tile_pos")
     nisa.iota(i, pattern=[[0, tiles]], offset=0, channel_multiplier=1)
     r = nl.ndarray((n, tiles), dtype=nl.int32, name="tile_row")
-    nisa.activation(r, "floor", i, scale=1.0 / out_w, bias=0.5 / out_w)
+    floor_by_cast(r, i, 1.0 / out_w, 0.5 / out_w)
     ow = nl.ndarray((n, tiles), dtype=nl.int32, name="out_col")
     nisa.tensor_scalar(ow, r, op0=nl.multiply, operand0=out_w)
     nisa.tensor_tensor(ow, i, ow, op=nl.subtract)  # ow = i - r * out_w

@@ -28,7 +28,7 @@ from ..nki import isa as nisa
 from ..nki import language as nl
 from .columns import column_index_tile, column_plan, expand_columns, tile_elements
 from .dma import broadcast_pairs
-from .helpers import scaled_floor, table_tile, tile_rows_and_columns
+from .helpers import floor_by_cast, scaled_floor, table_tile, tile_rows_and_columns
 from .plan import column_groups, plan_resize
 from .registration import FORWARD, KernelRecord, register
 from .schedule import CHUNK_FACTORS, MIN_BLOCKS, balance, buffer_count, chunks_for_engines
@@ -300,7 +300,7 @@ def _flat_source_rows(pos, plan):
     if out_b == 1:
         return scaled_floor(pos, plan.h.scale, in_h - 1, "src_h")
     batch = nl.ndarray(pos.shape, dtype=nl.int32, name="out_batch")
-    nisa.activation(batch, "floor", pos, scale=1.0 / out_h, bias=0.5 / out_h)  # the half step keeps it exact
+    floor_by_cast(batch, pos, 1.0 / out_h, 0.5 / out_h)  # the half step keeps it exact
     row = nl.ndarray(pos.shape, dtype=nl.int32, name="out_row_in_batch")
     nisa.tensor_scalar(row, batch, op0=nl.multiply, operand0=out_h)
     nisa.tensor_tensor(row, pos, row, op=nl.subtract)  # f - batch * out_h
