@@ -138,22 +138,30 @@ GRAD = [((2, 30, 20, 1280), (59, 38), "bfloat16"), ((2, 15, 10, 1280), (30, 20),
         ((2, 13, 11, 3), (5, 30), "float16"), ((3, 20, 6, 8), (33, 7), "float32")]
 
 
-@pytest.mark.parametrize("in_shape, out_hw, dtype", GRAD)
+#: Shapes rows' gradient does not take (one dx pixel's dy pixels past its tile), which export writes with padded's.
+PADDED = [((1, 1, 1, 1), (111, 111), "float32"), ((1, 1, 2, 2), (157, 314), "bfloat16")]
+
+
+@pytest.mark.parametrize("in_shape, out_hw, dtype", GRAD + PADDED)
 def test_gradient_kernels_export_as_the_program_the_project_costs(aliases, tmp_path, in_shape, out_hw, dtype):
     path = tmp_path / "g.py"
     path.write_text(export.export_nki(in_shape, out_hw, dtype, grad=True))
-    program = rk.trace_resize_grad((in_shape[0], *out_hw, in_shape[3]), in_shape[1:3], dtype, kernel="rows")
-    bench = nki.benchmark(getattr(load(path), program.name))
-    bench(TensorSpec(program.inputs[0].shape, np.dtype(program.inputs[0].dtype)))
+    kernel = "padded" if (in_shape, out_hw, dtype) in PADDED else "rows"
+    program = rk.trace_resize_grad((in_shape[0], *out_hw, in_shape[3]), in_shape[1:3], dtype, kernel=kernel)
+    module = load(path)
+    bench = nki.benchmark(getattr(module, program.name))
+    bench(TensorSpec(program.inputs[0].shape, np.dtype(program.inputs[0].dtype)), *module.TABLES)
     assert export.program_signature(bench.benchmark_result.program) == export.program_signature(program)
 
 
 def test_gradient_files_run_exactly_in_a_clean_process(tmp_path):
     """Random bits as dy (NaN payloads, infinities, -0.0): the sums in float32, in order, bit for bit."""
     paths = []
-    for k, (in_shape, out_hw, dtype) in enumerate(GRAD[3:] + [((1, 30, 20, 64), (59, 38), "bfloat16")]):
+    for k, (in_shape, out_hw, dtype) in enumerate(GRAD[3:] + [((1, 30, 20, 64), (59, 38), "bfloat16")] + PADDED):
         paths.append(tmp_path / f"g{k}.py")
         paths[-1].write_text(export.export_nki(in_shape, out_hw, dtype, grad=True))
+    paths.append(tmp_path / "padded.py")  # padded by name on a downsample: dx rows without a k-th dy row
+    paths[-1].write_text(export.export_nki((1, 37, 53, 4), (11, 13), "float16", grad=True, kernel="padded"))
     script = ("import runpy, sys\nfrom resize_kernels import nki\nnki.install_aliases()\n"
               "for path in sys.argv[1:]:\n    try:\n        runpy.run_path(path, run_name='__main__')\n"
               "    except SystemExit as e:\n        assert e.code == 0, path\n")
@@ -163,10 +171,10 @@ def test_gradient_files_run_exactly_in_a_clean_process(tmp_path):
 
 
 def test_what_export_cannot_write_is_refused_clearly():
-    with pytest.raises(export.ExportError, match=r"export does not write activation .*floor"):  # not documented
-        export.export_nki((2, 8, 12, 3), (16, 6), "float16", kernel="public")  # the sample's nl.floor
-    grad = rk.trace_resize_grad((1, 101, 97, 96), (37, 53), "float32", kernel="padded")  # select: not in NKI 0.3.0
-    with pytest.raises(export.ExportError, match="export does not write select as documented NKI 0.3.0"):
+    with pytest.raises(export.ExportError, match=r"got 'divide', which NKI 0.3.0 does not document .*kernel="):
+        export.export_nki((2, 8, 12, 3), (16, 6), "float16", kernel="public")  # the sample's nl.divide, nl.floor
+    grad = rk.trace_resize_grad((1, 37, 53, 4), (11, 13), "float32", kernel="general")
+    with pytest.raises(export.ExportError, match="export does not write dma_copy with dst_rmw_op"):
         export.source(grad, "", "trn2", np.zeros(37, int), np.zeros(53, int))
     with pytest.raises(export.ExportError, match="export does not write dma_copy with dst_rmw_op"):
         export.export_nki((1, 30, 20, 8), (59, 38), "float32", grad=True, kernel="general")

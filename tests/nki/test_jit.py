@@ -80,3 +80,21 @@ def test_a_kernel_may_return_a_reshaped_view_of_its_output():
 
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     np.testing.assert_array_equal(flat_then_shaped(x), x)
+
+
+def test_an_unrolled_kernel_of_thousands_of_lines_names_each_line(tmp_path):
+    """An exported file's kernel is one line per instruction: its lines come from the code's line table (the frame's
+    own line number scans that table from the start each time, which made tracing quadratic in the lines)."""
+    calls = 3000
+    body = "".join(f"    nisa.memset(tile[0:1, {k % 8}:{k % 8 + 1}], {float(k)})\n" for k in range(calls))
+    path = tmp_path / "unrolled.py"
+    path.write_text("from resize_kernels.nki import isa as nisa\nfrom resize_kernels.nki import language as nl\n\n\n"
+                    "def kernel(x):\n    tile = nl.ndarray((1, 8), dtype=nl.float32, name='t')\n" + body +
+                    "    out = nl.ndarray((1, 8), dtype=nl.float32, buffer=nl.shared_hbm, name='out')\n"
+                    "    nisa.dma_copy(dst=out, src=tile)\n    return out\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    assert len(namespace["kernel"].__code__.co_code) > (1 << 14)  # long enough for the line table's bisection
+    program = nki.trace(namespace["kernel"], np.zeros((1, 8), np.float32))
+    assert [i.source for i in program.instructions] == [(str(path), 7 + k) for k in range(calls)] + [(str(path),
+                                                                                                      7 + calls + 1)]

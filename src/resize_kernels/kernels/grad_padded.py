@@ -3,8 +3,8 @@
 dx[i, j] is the float32 sum, from +0.0 and in row-major (oh, ow) order, of the
 dy pixels whose source is (i, j): dy rows h_k(i), k < count_h(i), by dy columns
 w_m(j), m < count_w(j). With dx rows on partitions, row k of each dx row comes
-by one indirect gather (the dx row's k-th dy row from a table; a select sets it
-to +0.0 on rows with fewer), and its columns by one nc_n_gather into slots
+by one indirect gather (the dx row's k-th dy row from a table; a predicated copy
+sets it to +0.0 on rows with fewer), and its columns by one nc_n_gather into slots
 (``slots``: column j, slot m, +0.0 past its count), so that one vector add
 takes the k-th row's m-th column of 128 dx rows by a chunk of dx columns
 however irregular the map. Instructions are about (dx rows / 128) x (dx row
@@ -41,7 +41,7 @@ def resize_nearest_grad_padded_kernel(dy_tensor, in_shape, convention=None):
     Tiling: 128 dx rows (batch and row flattened) per tile, on partitions; along
     the row, pieces of nj dx columns x mw slots x cc channels within SLOTS.
     Per piece: memset a float32 accumulator; per dy row slot k: gather each dx
-    row's k-th dy row (the piece's dy column span, after a zero slot), select it
+    row's k-th dy row (the piece's dy column span, after a zero slot), set it
     to +0.0 on rows without one, nc_n_gather it into (column, slot, channel)
     order, and add slot m = 0 .. mw - 1 in turn; cast and store whole rows.
     """
@@ -79,8 +79,8 @@ def resize_nearest_grad_padded_kernel(dy_tensor, in_shape, convention=None):
                                                                     dtype=nl.int32))
                     taken = None
                     if (member < 0).any():
-                        taken = nl.ndarray(member.shape, dtype=nl.float32, name="dy_row_taken")
-                        nisa.dma_copy(dst=taken, src=nl.shared_constant(member >= 0, dtype=nl.float32))
+                        taken = nl.ndarray(member.shape, dtype=nl.uint8, name="dy_row_taken")
+                        nisa.dma_copy(dst=taken, src=nl.shared_constant(member >= 0, dtype=nl.uint8))
                     for k in nl.sequential_range(member.shape[1]):
                         for s in nl.sequential_range(len(slots)):
                             span = None if taken is None or (member[:, k] >= 0).all() else taken.ap(
@@ -110,7 +110,7 @@ def _add_row(acc, dy_pixels, rows_k, slots, index, c0: int) -> None:
                   src=dy_pixels.ap(pattern=[[out_w * c, p], [c, nd], [1, ch]], offset=d0 * c + c0,
                                    vector_offset=table, indirect_dim=0))
     if taken is not None:
-        nisa.select(row, taken, row, 0.0)
+        nisa.tensor_copy_predicated(row, 0.0, taken, reverse_pred=True)  # +0.0 where not taken
     mm = members.shape[1]
     padded = nl.ndarray((p, jn * mm * ch), dtype=dy_pixels.dtype, name="dy_slots")
     nisa.nc_n_gather(padded, row, (index if index is not None else index_tile(slots, ch, p))[0:p])

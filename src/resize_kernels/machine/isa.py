@@ -289,6 +289,27 @@ class Select(Instruction):
 
 
 @dataclass(eq=False)
+class CopyPredicated(Instruction):
+    """dst = src where predicate != 0 (where it is 0 with ``reverse``), elsewhere dst unchanged
+    (nisa.tensor_copy_predicated): a bit-exact copy on the vector engine; ``src`` a tile of dst's dtype or a number
+    (cast to dst's dtype); the predicate an unsigned integer tile."""
+
+    dst: AccessPattern
+    src: "AccessPattern | float"
+    predicate: AccessPattern
+    reverse: bool = False
+    engine = "vector"
+    opcode = "tensor_copy_predicated"
+
+    def sources(self):
+        return (self.predicate, *((self.src,) if isinstance(self.src, AccessPattern) else ()))
+
+    def operands_text(self):
+        src = self.src.describe() if isinstance(self.src, AccessPattern) else _scalar(self.src)
+        return f"{'!' if self.reverse else ''}{self.predicate.describe()} ? {src}"
+
+
+@dataclass(eq=False)
 class NcNGather(Instruction):
     """dst[p, j] = data[p, indices[p, j]] on GpSimd (nisa.nc_n_gather): a gather within each partition, the
     free dimensions of ``data`` flattened; a bit-exact copy (dst and data share a dtype; indices are uint32)."""

@@ -40,6 +40,7 @@ from .isa import (
     DmaCopyAdd,
     Iota,
     AffineSelect,
+    CopyPredicated,
     Memset,
     NcMatmul,
     NcNGather,
@@ -588,6 +589,15 @@ class Executable:
             np.copyto(dst, np.take_along_axis(flat, where, axis=1).reshape(dst.shape))
         return run
 
+    def _copy_predicated(self, n: int, inst: CopyPredicated):
+        dst, pred = _bits(self._sbuf_view(inst.dst)), self._sbuf_view(inst.predicate)
+        if isinstance(inst.src, AccessPattern):
+            src = _bits(self._sbuf_view(inst.src))
+        else:  # a number, cast to dst's dtype once
+            src = _bits(dtypes.cast(np.full(1, inst.src, np.float32), self._sbuf_view(inst.dst).dtype))[0]
+        reverse = inst.reverse
+        return lambda: np.copyto(dst, src, where=(pred == 0) if reverse else (pred != 0))
+
     def _select(self, n: int, inst: Select):
         dst, pred = self._sbuf_view(inst.dst), self._sbuf_view(inst.predicate)
         out_dtype, to_f32, cast = dst.dtype, dtypes.to_f32, dtypes.cast
@@ -932,7 +942,7 @@ class Executable:
 
 Executable._PREPARE = {
     Iota: Executable._iota, AffineSelect: Executable._affine_select, TensorScalar: Executable._tensor_scalar, TensorTensor: Executable._tensor_tensor,
-    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, NcNGather: Executable._nc_n_gather, Activation: Executable._activation, Memset: Executable._memset,
+    TensorCopy: Executable._tensor_copy, TensorReduce: Executable._tensor_reduce, Select: Executable._select, CopyPredicated: Executable._copy_predicated, NcNGather: Executable._nc_n_gather, Activation: Executable._activation, Memset: Executable._memset,
     DmaCopy: Executable._dma_copy, DmaCopyAdd: Executable._dma_copy_add,
     NcMatmul: Executable._nc_matmul, NcTranspose: Executable._nc_transpose, TensorTensorScan: Executable._tensor_tensor_scan,
     BnStats: Executable._bn_stats, BnAggr: Executable._bn_aggr, TensorPartitionReduce: Executable._tensor_partition_reduce,

@@ -240,6 +240,20 @@ def select(dst, predicate, on_true, on_false) -> None:
     current().emit(m.Select(as_ap(dst), as_ap(predicate), operand(on_true), operand(on_false)))
 
 
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None) -> None:
+    """dst = src where ``predicate`` is nonzero (zero with ``reverse_pred``), elsewhere dst unchanged, on the vector
+    engine: a bit-exact copy; ``src`` a tile of dst's dtype or a number; the predicate uint8, uint16 or uint32."""
+    call, pred = "nisa.tensor_copy_predicated", as_ap(predicate)
+    if np.dtype(pred.dtype) not in (np.uint8, np.uint16, np.uint32):
+        raise InvalidValueError(f"{call} requires a uint8, uint16 or uint32 predicate, got {np.dtype(pred.dtype)}; "
+                                f"make it with nisa.tensor_copy into a uint8 tile")
+    d = as_ap(dst)
+    if not is_scalar(src) and as_ap(src).dtype != d.dtype:
+        raise InvalidValueError(f"{call} requires src and dst of one dtype, got {np.dtype(as_ap(src).dtype)} and "
+                                f"{np.dtype(d.dtype)}; cast src first with nisa.tensor_copy")
+    current().emit(m.CopyPredicated(d, float(src) if is_scalar(src) else as_ap(src), pred, bool(reverse_pred)))
+
+
 def nc_n_gather(dst, data, indices, name=None) -> None:
     """dst[p, ...] = data[p, indices[p, ...]] on GpSimd: a gather within each partition, data's free dimensions
     flattened; uint32 indices of dst's shape; a bit-exact copy (one dtype). ``name`` is accepted and unused."""

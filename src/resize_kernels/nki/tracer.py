@@ -15,6 +15,7 @@ compiler writes such results in place.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import dataclasses
 import functools
@@ -565,7 +566,32 @@ def kernel_line() -> tuple | None:
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_NKI_DIR):
         frame = frame.f_back
-    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+    if frame is None:
+        return None
+    code = frame.f_code
+    if len(code.co_code) < _LONG_CODE:
+        return code.co_filename, frame.f_lineno
+    return code.co_filename, _line_at(code, frame.f_lasti)
+
+
+#: Code objects longer than this (bytes) find a frame's line by bisection in their line table: frame.f_lineno scans
+#: the table from the start, which made tracing an unrolled kernel (an exported file: one line per instruction)
+#: quadratic in its length.
+_LONG_CODE = 1 << 14
+
+
+@functools.lru_cache(maxsize=64)
+def _line_table(code) -> tuple:
+    starts, lines = [], []
+    for start, _, line in code.co_lines():
+        starts.append(start)
+        lines.append(line)
+    return starts, lines
+
+
+def _line_at(code, lasti: int) -> int | None:
+    starts, lines = _line_table(code)
+    return lines[bisect.bisect_right(starts, lasti) - 1]
 
 
 def tracing() -> bool:
