@@ -68,7 +68,7 @@ def test_an_exported_file_traces_to_the_program_the_project_costs(aliases, tmp_p
     assert_same_program(write(tmp_path, in_shape, out_hw, dtype), in_shape, out_hw, dtype)
 
 
-KERNELS = ("rows", "sourcerows", "rowreuse", "batched", "twopass", "strided", "exact", "seed")
+KERNELS = ("rows", "sourcerows", "rowreuse", "batched", "twopass", "strided", "windows", "exact", "seed")
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

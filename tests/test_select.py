@@ -161,7 +161,7 @@ def test_the_selection_budget_stops_the_comparisons(monkeypatch):
 
 def test_every_list_of_kernels_comes_from_the_records():
     assert names(FORWARD) == ("auto", *(r.name for r in records(FORWARD)))
-    assert {"rows", "sourcerows", "strided", "batched", "rowreuse", "twopass"} == {r.name for r in candidates(FORWARD)}
+    assert {"rows", "sourcerows", "strided", "batched", "rowreuse", "twopass", "windows"} == {r.name for r in candidates(FORWARD)}
     assert {"seed", "public", "exact"} == {r.name for r in records(FORWARD) if r.rank is None}  # baselines
     assert [r.name for r in records(FORWARD) if r.fallback] == ["twopass"]
     assert [r.name for r in records(GRAD) if r.fallback] == ["general"]

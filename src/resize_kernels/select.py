@@ -20,7 +20,7 @@ from . import contract, semantics
 from .errors import InstructionBudgetError, ResizeKernelsError
 from . import kernels
 from .kernels.plan import plan_resize
-from .kernels.registration import AUTO, FORWARD, GRAD, KernelRecord
+from .kernels.registration import AUTO, FORWARD, GRAD, KernelRecord, Knob
 from .machine.cost import dma_shape, program_cost, target_params
 from .machine.isa import Program
 from .nki import TensorSpec, trace, tracer
@@ -103,6 +103,8 @@ def _label(kernel: str, setting) -> str:
         return kernel
     if isinstance(setting, tuple):
         return f"{kernel} ({setting[0]} tiles, column chunks x{setting[1]})"
+    if isinstance(setting, Knob):
+        return f"{kernel} ({setting})"
     return f"{kernel} (column chunks x{setting})"
 
 

@@ -37,6 +37,18 @@ def per_tile(instructions: int, across_batches: bool = False) -> Callable:
 
 
 @dataclass(frozen=True)
+class Knob:
+    """A schedule setting that names itself (``Knob(16, "rows per partition")`` reads "16 rows per partition"),
+    for kernels whose knob is not the rows kernels' column-chunk factor."""
+
+    value: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.value} {self.what}"
+
+
+@dataclass(frozen=True)
 class KernelRecord:
     """A kernel as selection and every list of kernels see it.
 
