@@ -55,7 +55,7 @@ X = np.zeros((1, 4, 4, 2), np.float32)
     (lambda: rk.resize_nearest(X.astype(np.complex64), (8, 8)), TypeError, "got complex64"),
     (lambda: rk.resize_nearest(X.tolist(), (8, 8)), TypeError, "requires a numpy array.*got list"),
     (lambda: rk.resize_nearest(torch.zeros(1, 4, 4, 2), (8, 8)), TypeError, "got Tensor; convert a torch tensor"),
-    (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'auto', 'rows', "),
+    (lambda: rk.resize_nearest(X, (8, 8), kernel="fast"), ValueError, "no kernel 'fast'; choose one of 'auto', 'windows', 'rows', "),
     (lambda: rk.index_map((4,), (8, 8)), TypeError, "pair"),
     # empty names are no names: not ONNX's defaults (issue 40.11); garbage arguments (40.12)
     (lambda: rk.resize_nearest(X, (8, 8), coordinate_transformation_mode=""), ValueError,

@@ -251,7 +251,7 @@ def test_a_mode_left_out_takes_onnxs_default():
 
 def test_conventions_api_errors():
     x = _labels((1, 4, 4, 1))
-    with pytest.raises(InvalidValueError, match="kernel 'sourcerows' computes the compiler's map on chip.*'auto', 'rows'"):
+    with pytest.raises(InvalidValueError, match="kernel 'sourcerows' computes the compiler's map on chip.*'auto', 'windows', 'rows'"):
         rk.resize_nearest(x, (8, 8), "sourcerows", nearest_mode="ceil")
     with pytest.raises(InvalidValueError, match="either convention or ONNX's mode names"):
         rk.resize_nearest(x, (8, 8), nearest_mode="ceil", convention=S.COMPILER)

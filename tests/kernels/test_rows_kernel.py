@@ -171,10 +171,12 @@ def test_few_rows_rotate_over_partition_ranges():
     assert first == {0, 64}  # successive chunks take partitions 0-59 and 64-123: all 16 DMA engines
 
 
-def test_the_defaults_sweeps_prove_rows():
-    """CI's sweep of the default kernel over 1..4096 is the rows kernel's: every sweep shape is small enough that
-    the default takes rows (.ci/run relies on this instead of sweeping rows twice)."""
+def test_the_defaults_sweeps_prove_rows_and_windows():
+    """CI's sweep of the default kernel is the rows kernel's on the w axis and below 256 output rows on the h axis,
+    the windows kernel's from 256 rows (one-pixel rows, two or more per partition): every sweep shape is small
+    enough that the default takes the first that fits by rank. .ci/run sweeps rows by name on the h axis too."""
     for axis in ("h", "w"):
-        for in_size, out_size in [(1, 1), (4096, 4096), (1, 4096), (4096, 1), (512, 513)]:
+        for in_size, out_size in [(1, 1), (4096, 4096), (1, 4096), (4096, 1), (512, 513), (300, 255), (3, 256)]:
             in_shape, out_shape = axis_shapes(axis, in_size, out_size)
-            assert rk.trace_resize(in_shape, out_shape[1:3], "int32").selection.kernel == "rows", (axis, in_shape)
+            want = "windows" if axis == "h" and out_size >= 256 else "rows"
+            assert rk.trace_resize(in_shape, out_shape[1:3], "int32").selection.kernel == want, (axis, in_shape)

@@ -86,5 +86,5 @@ def _row_tile_indices(plan, rows, n_tiles):
     return load_indices
 
 
-register(KernelRecord("batched", FORWARD, resize_nearest_batched_kernel, rank=3,
+register(KernelRecord("batched", FORWARD, resize_nearest_batched_kernel, rank=4,
                       least_instructions=per_tile(2, across_batches=True)))

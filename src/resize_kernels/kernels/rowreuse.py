@@ -178,4 +178,4 @@ def _equal_repeats(runs, repeats=None):
     return stores
 
 
-register(KernelRecord("rowreuse", FORWARD, resize_nearest_row_reuse_kernel, rank=4, conventions=True))
+register(KernelRecord("rowreuse", FORWARD, resize_nearest_row_reuse_kernel, rank=5, conventions=True))

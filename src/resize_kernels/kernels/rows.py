@@ -437,4 +437,4 @@ def _settings(plan, item: int) -> tuple:
     return tuple(tuple((tiling, f) for f in CHUNK_FACTORS) for tiling in TILINGS[:2 if flat else 1])
 
 
-register(KernelRecord("rows", FORWARD, resize_nearest_rows_kernel, rank=0, conventions=True, settings=_settings))
+register(KernelRecord("rows", FORWARD, resize_nearest_rows_kernel, rank=1, conventions=True, settings=_settings))

@@ -271,5 +271,5 @@ def _applies(plan, item: int) -> str | None:
     return None if _source_row_columns(plan, item) is not None else f"requires {_COLUMNS}"
 
 
-register(KernelRecord("sourcerows", FORWARD, resize_nearest_source_rows_kernel, rank=1, applies=_applies,
+register(KernelRecord("sourcerows", FORWARD, resize_nearest_source_rows_kernel, rank=2, applies=_applies,
                       settings=lambda plan, item: (CHUNK_FACTORS,)))

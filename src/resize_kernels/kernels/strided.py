@@ -91,5 +91,5 @@ def resize_nearest_strided_kernel(data_tensor, out_shape):
 #: What the kernel requires of a shape.
 _RATIOS = "an integer ratio on each axis (out = k * in or in = k * out, with the float32 map exactly d // k or d * k)"
 
-register(KernelRecord("strided", FORWARD, resize_nearest_strided_kernel, rank=2,
+register(KernelRecord("strided", FORWARD, resize_nearest_strided_kernel, rank=3,
                       applies=lambda plan, item: None if plan.integer_ratios else f"requires {_RATIOS}"))

@@ -176,4 +176,4 @@ def _tile_bases(plan) -> np.ndarray:
     return src[::pmax] if plan.h.monotone else np.minimum.reduceat(src, np.arange(0, len(src), pmax))
 
 
-register(KernelRecord("twopass", FORWARD, resize_nearest_two_pass_kernel, rank=5, conventions=True, fallback=True))
+register(KernelRecord("twopass", FORWARD, resize_nearest_two_pass_kernel, rank=6, conventions=True, fallback=True))

@@ -18,7 +18,7 @@ import numpy as np
 from .. import contract, semantics
 from ..errors import InvalidValueError
 from ..intmath import ceil_div
-from ..machine.cost import TARGETS
+from ..machine.cost import PARTITIONS_PER_DMA_ENGINE, TARGETS
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .columns import column_index_tile
@@ -30,6 +30,9 @@ from .schedule import POOL_BYTES, buffer_count
 #: Bytes per partition a tile's window, index and output take at most, two sets of them at least (the next tiles
 #: gather while this one is picked and stored; up to schedule.MAX_BUFFERS where they fit): the rows kernels' pool.
 WINDOW_BYTES = POOL_BYTES
+#: Bytes of a row per partition below which a gather of one row per partition takes an engine for less than the
+#: packet rate's minimum (cost.py D2b: packet_ns at the engine's bandwidth over a packet's 8 partitions, trn1's).
+PACKET_ROW_BYTES = int(TARGETS["trn1"].packet_ns * TARGETS["trn1"].dma_engine_gbps / PARTITIONS_PER_DMA_ENGINE)
 #: Output rows per partition per tile the selection tries (each setting a line: more rows, fewer and larger DMAs).
 ROWS_PER_PARTITION = (4, 8, 16, 32, 64)
 
@@ -202,12 +205,19 @@ def _refusal(plan, item: int) -> str | None:
 
 
 def _skipped(plan, item: int) -> str | None:
-    """Where a partition has fewer than two rows to take, the rows kernel's one gather per tile already is this."""
+    """The default tries it first where the rows kernel's gathers are bound by the DMA packet rate: two output rows
+    per partition or more (two gathers or more), each row under a packet's worth of bytes per partition, and a
+    height downsampled 4x at most (deeper, the windows hold mostly rows no output reads)."""
     if plan.in_shape[0] * plan.h.out_size < 2 * nl.tile_size.pmax:
         return "fewer than two output rows per partition: the rows kernel gathers each tile once already"
+    row_bytes = _column_span(plan)[1] * plan.in_shape[3] * item
+    if row_bytes > PACKET_ROW_BYTES:
+        return f"rows of {row_bytes:,} bytes: the rows kernel's gathers are not bound by the DMA packet rate"
+    if plan.h.in_size > 4 * plan.h.out_size:
+        return "a height downsampled more than 4x: windows of mostly unread rows"
     return None
 
 
-register(KernelRecord("windows", FORWARD, resize_nearest_windows_kernel, rank=6, conventions=True, applies=_refusal,
+register(KernelRecord("windows", FORWARD, resize_nearest_windows_kernel, rank=0, conventions=True, applies=_refusal,
                       skipped_by_default=_skipped, settings=lambda plan, item: (tuple(Knob(m, "rows per partition") for m in
                                                                    _fitting(plan, item) or ROWS_PER_PARTITION[:1]),)))
