@@ -133,16 +133,18 @@ def test_when_no_candidate_fits_the_fallback_runs(monkeypatch, op, shape, other)
 
 def test_when_the_fallback_passes_the_tracers_budget_the_others_are_tried_in_full(monkeypatch):
     """Where the gradient's fallback (the scatter-add kernel) and the padded kernel pass the tracer's budget, the
-    rows kernel, which the default skips there, is the last resort."""
+    rows kernel, which the default's first-fit choice skips there (a dy under COMPARE_FROM_BYTES), is the last
+    resort."""
     with_candidates(monkeypatch, GRAD, {fallback(GRAD).name, "padded"}, rk.errors.InstructionBudgetError("too many"))
     rows = record(GRAD, "rows")
     monkeypatch.setitem(registration._RECORDS, (GRAD, "rows"),
                         dataclasses.replace(rows, skipped_by_default=lambda plan, item: "an irregular map"))
-    program = select.program(GRAD, None, (1, 59, 38, 8), (1, 30, 20, 8), np.float32)
+    assert 59 * 38 * 4 * 4 < select.COMPARE_FROM_BYTES[GRAD]
+    program = select.program(GRAD, None, (1, 59, 38, 4), (1, 30, 20, 4), np.float32)
     assert program.selection.kernel == "rows" and program.selection.rule.startswith("the last resort")
     with_candidates(monkeypatch, GRAD, {"rows"}, rk.errors.InstructionBudgetError("too many, rows"))
     with pytest.raises(rk.errors.InstructionBudgetError, match="^too many$"):  # the fallback's error
-        select.program(GRAD, None, (1, 59, 38, 8), (1, 30, 20, 8), np.float32)
+        select.program(GRAD, None, (1, 59, 38, 4), (1, 30, 20, 4), np.float32)
 
 
 def test_a_convention_takes_only_the_kernels_whose_maps_are_tables():

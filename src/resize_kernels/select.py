@@ -25,11 +25,13 @@ from .machine.cost import dma_shape, program_cost, target_params
 from .machine.isa import Program
 from .nki import TensorSpec, trace, tracer
 
-#: Outputs (the gradient: dy) from this many bytes on have the default compare its candidates by modelled time;
-#: on smaller ones it takes the first that fits, by rank: there the candidates differ by microseconds (modelled),
-#: so comparing would only cost trace time, and the sweeps' shapes pay for one trace. The gradient takes the first that fits on every shape (its
-#: candidates' rank is their order of speed where both apply).
-COMPARE_FROM_BYTES = {FORWARD: 64 * 1024, GRAD: math.inf}
+#: Outputs (the gradient: dy) from this many bytes on have the default compare its candidates by modelled time,
+#: every one that applies (the records' ``skipped_by_default`` rules are for the first-fit choice only); on smaller
+#: ones it takes the first that fits, by rank and those rules: there the candidates differ by microseconds
+#: (modelled), so comparing would only cost trace time, and the sweeps' shapes pay for one trace. (The gradient
+#: took the first that fits on every shape until its rank proved a poor guide: on roofline_random.py's 48
+#: gradient shapes of seeds 0-2 it picked the fastest of rows, padded and general on 29.)
+COMPARE_FROM_BYTES = {FORWARD: 64 * 1024, GRAD: 64 * 1024}
 #: From this many bytes on, each kernel's schedule settings are compared too; below, its default setting runs.
 TUNE_FROM_BYTES = 256 * 1024
 #: Instructions one compared (kernel, setting) may trace (tracing and costing take about 40 us each). Where no
@@ -165,7 +167,7 @@ class _Search:
         fallback where none fits (``_last_resort``)."""
         records = kernels.candidates(self.op)
         if self.work_bytes >= COMPARE_FROM_BYTES[self.op]:
-            chosen = self._fastest(records)
+            chosen = self._fastest(records, by_default=False)
             if chosen is None:  # none within CANDIDATE_INSTRUCTIONS: those that passed it, with more
                 passed = {c.kernel for c in self.tried if c.reason and c.reason.startswith(_PAST)}
                 chosen = self._first([r for r in records if r.name in passed], "the first within "

@@ -71,8 +71,8 @@ def test_other_ratios_become_the_gradient_kernel():
     compiled = compile_hlo(grad_module(*SD2))
     printed = str(compiled)
     assert '  ROOT rn = f32[1,30,20,8] InternalNativeNkiKernel(p0), kernel_name="ResizeNearestGrad"\n' in printed
-    assert "\n// rn: kernel ResizeNearestGrad, traced into\n//   program resize_nearest_grad_rows_kernel: " in printed
-    assert "//     chosen:    rows, the first that fits, by rank" in printed
+    assert "\n// rn: kernel ResizeNearestGrad, traced into\n//   program resize_nearest_grad_" in printed
+    assert "//     chosen:    padded, the fastest of" in printed  # 71 KB of dy: the candidates compared
     assert "reduce-window" not in printed
 
 
