@@ -92,6 +92,7 @@ def plot(path: str, series: dict[str, list[float]]) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
     kinds = [k for k in ("forward", "gradient") if any(what.startswith(k) for what in series)]
     targets = sorted({what.split(", ")[1] for what in series})
     fig, axes = plt.subplots(len(kinds), len(targets), figsize=(5 * len(targets), 3.2 * len(kinds)), squeeze=False)
@@ -106,6 +107,7 @@ def plot(path: str, series: dict[str, list[float]]) -> None:
         ax.set_xlabel("modelled / goal")
         ax.set_title(f"{what}: {sum(r <= 1 for r in ratios)} of {len(ratios)} meet the goal (modelled)", fontsize=9)
         ax.set_ylabel("shapes")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
