@@ -48,13 +48,15 @@ def resize_nearest_windows_kernel(data_tensor, out_shape, schedule=None, convent
     Tiling: flat output rows (batch * out_h + row), m per partition, 128 m per
     tile. Partition p's rows f .. f + m - 1 read flat source rows from start(p)
     = min(src(f), rows - k) on, k the longest window of the tile (the flat map
-    is monotone across batches too); its window is those k rows' span of needed
-    columns. The window starts and the rows' offsets in them are one table
-    (fixed at trace time, loaded once); the column index is the index graph's
-    (``columns.column_index_tile``), or a table for another convention.
-    Per tile: one gather of the windows, one tensor_tensor adding row offsets
-    to column indices, one nc_n_gather, one store (and one more for a last,
-    partial partition). ``schedule``: m, or a ``Knob`` of it (None: the first
+    is monotone across batches too); its window is those k rows (whole, or the
+    span of the columns read where that is under half a row). The window starts
+    and the rows' offsets in them are one table (fixed at trace time, loaded
+    once); the column index is the index graph's (``columns.column_index_tile``),
+    or a table for another convention.
+    Per tile: one gather of the windows (issued ahead by the buffers' depth), the
+    element index (row offset plus column index: a tensor_tensor for some rows,
+    scalar-engine copies with a bias for the others), one nc_n_gather, one store
+    (and one more for a last, partial partition). ``schedule``: m, or a ``Knob`` of it (None: the first
     of ROWS_PER_PARTITION that fits).
     """
     name = "resize_nearest_windows_kernel"
@@ -108,13 +110,13 @@ def resize_nearest_windows_kernel(data_tensor, out_shape, schedule=None, convent
     for n in range(len(pool) - 1):  # the gathers run ahead of the picks and stores by the pool's depth
         gather(n)
     width = out_w * c
-    for n, t in enumerate(tiles):
+    on_vector = _vector_rows(m, width)  # the index's first rows by one vector add, the others one by one on the
+    for n, t in enumerate(tiles):  # scalar engine (its copy adds a (p, 1) bias), so that the two share the work
         if n + len(pool) - 1 < len(tiles):
             gather(n + len(pool) - 1)  # into the buffer tile n - 1 is done with
         window, index, out = pool[n % len(pool)]
         p, offsets = t.partitions, len(tiles) + n * m
-        on_vector = _vector_rows(m, width)  # the index's first rows by one vector add, the others one by one on
-        if on_vector:  # the scalar engine (its copy adds a (p, 1) bias), so that the two share the work
+        if on_vector:
             nisa.tensor_tensor(index.ap(pattern=[[m * width, p], [width, on_vector], [1, width]]),
                                index_table.ap(pattern=[[index_table.shape[1], p], [1, on_vector], [0, width]],
                                               offset=offsets),
@@ -136,7 +138,7 @@ def resize_nearest_windows_kernel(data_tensor, out_shape, schedule=None, convent
 
 def _vector_rows(m: int, width: int) -> int:
     """Rows of a partition's index the vector engine adds in one instruction (2 passes over them, E2), the rest
-    left to the scalar engine's copies (a row each, E5), so that the busier of the two finishes first."""
+    left to the scalar engine's copies (a row each, E5): the split whose busier engine finishes soonest."""
     params = TARGETS["trn1"]
     fixed = params.vector_fixed_cycles
     return min(range(m + 1), key=lambda v: max(fixed + 2 * v * width if v else 0, (m - v) * (fixed + width)))
