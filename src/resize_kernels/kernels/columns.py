@@ -15,12 +15,14 @@ import math
 import operator
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..intmath import ceil_div
 from ..machine.cost import TARGETS
 from ..nki import isa as nisa
 from ..nki import language as nl
 from .dma import broadcast_pairs
-from .helpers import floor_by_cast
+from .helpers import floor_by_cast, table_tile
 from .plan import RowRun, column_groups, split_runs
 
 
@@ -141,12 +143,16 @@ def _most_copies(elements: int) -> int:
     return max(GATHER_MIN_GROUPS, gather_fixed // params.vector_fixed_cycles)
 
 
-def column_index_tile(plan, j0: int, nj: int, s0: int, c: int, top: int):
+def column_index_tile(plan, j0: int, nj: int, s0: int, c: int, top: int, table: bool = False):
     """A uint32 (top, nj * c) tile, the same on every partition: element (j, ch) holds (src_w(j0 + j) - s0) * c + ch,
     the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads.
 
-    The map is floored once per column (nj elements), then spread over the channels: with the index, at most one
-    temporary of its size, the two tiles column_plan budgets for (GATHER_INDEX_BYTES)."""
+    From a table fixed at trace time where ``table`` says so or the engines do not compute the width's map
+    (``AxisPlan.on_chip``); else the map is floored once per column (nj elements), then spread over the channels:
+    with the index, at most one temporary of its size, the two tiles column_plan budgets for (GATHER_INDEX_BYTES)."""
+    if table or not plan.w.on_chip:
+        row = ((plan.w.src[j0:j0 + nj] - s0)[:, None] * c + np.arange(c)[None, :]).reshape(-1)
+        return table_tile(np.broadcast_to(row, (top, nj * c)), "column_index", dtype=nl.uint32)
     pos = nl.ndarray((top, nj), dtype=nl.float32, name="out_col")  # j, exact in float32; then the floor's scratch
     nisa.iota(pos, pattern=[[1, nj]], offset=j0, channel_multiplier=0)
     index = nl.ndarray((top, nj * c), dtype=nl.uint32, name="column_index")

@@ -213,9 +213,8 @@ def resize_nearest_rows_kernel(data_tensor, out_shape, schedule=None, convention
     for m, q0 in zip(moves, starts):
         tops[m.block.family, q0] = max(tops.get((m.block.family, q0), 0), m.block.p)
     index_tiles = {key: index_at(*key, top) for key, top in sorted(tops.items())}
-    column_tile = _column_index_table if tables or not plan.w.on_chip else column_index_tile
-    column_index = {k: column_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c,
-                                   max(q0 + top for (_, q0), top in tops.items()))
+    column_index = {k: column_index_tile(plan, chunk.j0, chunk.nj, chunk.runs[0].src, in_c,
+                                         max(q0 + top for (_, q0), top in tops.items()), table=tables)
                     for k, chunk in enumerate(chunks) if chunk.groups is None}  # chunks repeating by nc_n_gather
 
     # the data tiles: buffers allocated once and taken in turn (NKI's multi-buffering), as many as fit POOL_BYTES
@@ -285,13 +284,6 @@ def _chunk_elements(chunk, c: int) -> int:
 #: Flat output rows (batches x out_h) up to which the rows kernel packs batches into its tiles: the batch of a
 #: flat row f, floor(f / out_h + 0.5 / out_h) in float32, is exact while f + out_h < 2**24 / 6.
 FLAT_ROWS_MAX = 1 << 20
-
-
-def _column_index_table(plan, j0: int, nj: int, s0: int, c: int, top: int):
-    """``columns.column_index_tile`` from a table: element (j, ch) of every partition holds (src_w(j0 + j) - s0) *
-    c + ch, the element of the chunk's span of source columns (from column s0) that output element (j, ch) reads."""
-    row = ((plan.w.src[j0:j0 + nj] - s0)[:, None] * c + np.arange(c)[None, :]).reshape(-1)
-    return table_tile(np.broadcast_to(row, (top, nj * c)), "column_index", dtype=nl.uint32)
 
 
 def _flat_source_rows(pos, plan):

@@ -51,8 +51,8 @@ def resize_nearest_windows_kernel(data_tensor, out_shape, schedule=None, convent
     is monotone across batches too); its window is those k rows (whole, or the
     span of the columns read where that is under half a row). The window starts
     and the rows' offsets in them are one table (fixed at trace time, loaded
-    once); the column index is the index graph's (``columns.column_index_tile``),
-    or a table for another convention.
+    once); the column index is the index graph's (``columns.column_index_tile``:
+    a table for another convention).
     Per tile: one gather of the windows (issued ahead by the buffers' depth), the
     element index (row offset plus column index: a tensor_tensor for some rows,
     scalar-engine copies with a bias for the others), one nc_n_gather, one store
@@ -86,11 +86,7 @@ def resize_nearest_windows_kernel(data_tensor, out_shape, schedule=None, convent
         table[:t.partitions, n] = starts
         table[:t.partitions, len(tiles) + n * m:len(tiles) + (n + 1) * m] = (t.src - starts[:, None]) * row_len
     index_table = table_tile(table, "window_table")
-    if plan.w.on_chip:
-        columns = column_index_tile(plan, 0, out_w, lo, c, pmax)
-    else:
-        row = ((plan.w.src - lo)[:, None] * c + np.arange(c)[None, :]).reshape(-1)
-        columns = table_tile(np.broadcast_to(row, (pmax, out_w * c)), "column_index", dtype=nl.uint32)
+    columns = column_index_tile(plan, 0, out_w, lo, c, pmax)
 
     pool = [(nl.ndarray((pmax, k * row_len), dtype=dtype, name="window"),
              nl.ndarray((pmax, m * out_w * c), dtype=nl.uint32, name="window_index"),
@@ -156,14 +152,14 @@ class _Tile:
         self.window = int((self.src[:, -1] - self.src[:, 0]).max()) + 1
 
 
-def _flat_source_rows(plan) -> np.ndarray:
+def _flat_sources(plan) -> np.ndarray:
     """batch * in_h + src_h(row) for every flat output row batch * out_h + row."""
     in_b, in_h = plan.in_shape[0], plan.in_shape[1]
     return (np.arange(in_b)[:, None] * in_h + plan.h.src[None, :]).reshape(-1)
 
 
 def _tiles(plan, m: int) -> list[_Tile]:
-    rows_out, flat = plan.in_shape[0] * plan.h.out_size, _flat_source_rows(plan)
+    rows_out, flat = plan.in_shape[0] * plan.h.out_size, _flat_sources(plan)
     step = nl.tile_size.pmax * m
     return [_Tile(flat, f0, min(step, rows_out - f0), m) for f0 in range(0, rows_out, step)]
 
