@@ -1,8 +1,14 @@
 """Shared test helpers: bit comparison and the dtypes the machine supports."""
 
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
+
+# Tests see what the code selects now, not plans an earlier run kept (tests/test_plan_cache.py turns it back on in
+# a temporary directory); set before any test runs, so the CLI's subprocesses inherit it.
+os.environ["RESIZE_KERNELS_PLAN_CACHE"] = "0"
 
 DTYPES = [np.float32, ml_dtypes.bfloat16, np.float16, np.int32, np.int16, np.int8, np.uint8]
 

@@ -11,17 +11,18 @@ that fits in full: the default never fails on an accepted shape (tests/test_defa
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import contract, semantics
+from . import contract, plan_cache, semantics
 from .errors import InstructionBudgetError, ResizeKernelsError
 from . import kernels
 from .kernels.plan import plan_resize
 from .kernels.registration import AUTO, FORWARD, GRAD, KernelRecord, Knob
-from .machine.cost import dma_shape, program_cost, target_params
+from .machine.cost import busy_bound_us, dma_shape, program_cost, target_params
 from .machine.isa import Program
 from .nki import TensorSpec, trace, tracer
 
@@ -146,7 +147,41 @@ def program(op: str, kernel: str | None, shape, other, dtype, convention=None, s
     shape, other = (contract.resize_shapes if op == FORWARD else contract.grad_shapes)(op, shape, other)
     named = kernels.record(op, AUTO if kernel is None else kernel)
     search = _Search(op, shape, other, np.dtype(dtype), convention, sources)
-    return search.named(named) if named is not None else search.default()
+    key = _plan_key(op, kernel, search)
+    program = search.planned(plan_cache.lookup(key))
+    if program is None:
+        program = search.named(named) if named is not None else search.default()
+        if any(c.modelled_us is not None for c in program.selection.candidates):  # it compared: worth keeping
+            plan_cache.store(key, _plan(program.selection))
+    return program
+
+
+def _plan_key(op, kernel, search) -> str:
+    """What a selection depends on besides the code: the problem, and this module's budgets and thresholds."""
+    return repr((op, kernel or AUTO, search.shape, search.other, search.dtype.str, search.convention,
+                 COMPARE_FROM_BYTES, TUNE_FROM_BYTES, CANDIDATE_INSTRUCTIONS, LARGE_INSTRUCTIONS,
+                 SELECTION_INSTRUCTIONS, SCORE_TARGETS, COST_MAX_ROWS))
+
+
+def _plan(selection: Selection) -> dict:
+    """A Selection as JSON for the plan cache."""
+    def candidate(c: Candidate) -> dict:
+        return {"kernel": c.kernel, "setting": _setting_json(c.setting), "modelled_us": c.modelled_us,
+                "reason": c.reason, "instructions": c.instructions}
+    return {"kernel": selection.kernel, "setting": _setting_json(selection.setting), "rule": selection.rule,
+            "candidates": [candidate(c) for c in selection.candidates]}
+
+
+def _setting_json(setting):
+    if isinstance(setting, Knob):
+        return {"knob": [setting.value, setting.what]}
+    return {"tuple": list(setting)} if isinstance(setting, tuple) else setting
+
+
+def _setting(stored):
+    if isinstance(stored, dict):
+        return Knob(*stored["knob"]) if "knob" in stored else tuple(stored["tuple"])
+    return stored
 
 
 class _Search:
@@ -161,6 +196,22 @@ class _Search:
         self.work_bytes = math.prod(out_shape) * self.item  # the output's, or the gradient's dy
         self.tried: list[Candidate] = []
         self.spent = 0
+        self.costed: dict[int, list] = {}  # instruction count -> [[Program, its modelled times, hash], ...]
+
+    def planned(self, plan: dict | None) -> Program | None:
+        """The Program of a plan the cache kept, its selection as recorded then; None without one, or if its
+        kernel no longer traces the shape."""
+        if plan is None:
+            return None
+        try:
+            program, _ = self._traced(kernels.record(self.op, plan["kernel"]), _setting(plan["setting"]), None)
+            candidates = tuple(Candidate(c["kernel"], _setting(c["setting"]), c["modelled_us"], c["reason"],
+                                         c["instructions"]) for c in plan["candidates"])
+        except (ResizeKernelsError, KeyError, TypeError):
+            return None
+        program.selection = Selection(self.op, plan["kernel"], _setting(plan["setting"]),
+                                      plan["rule"] + " (kept in the plan cache)", candidates)
+        return program
 
     def default(self) -> Program:
         """The default's choice: the fastest candidate on larger outputs, else the first that fits by rank; the
@@ -272,8 +323,14 @@ class _Search:
                 self.tried.append(Candidate(record.name, setting, reason=f"{_SLOW} (its DMAs address more than "
                                                                          f"{COST_MAX_ROWS:,} rows)"))
                 return None
-            times, score = {}, 0.0
-            for t in SCORE_TARGETS:
+            times, score = self._costed_before(program), 0.0  # settings that trace the same Program cost the same
+            if not times and beat < math.inf:  # the engines' busy time alone may show it cannot beat the best
+                bound = {t: busy_bound_us(program, t) for t in SCORE_TARGETS}
+                if sum(us * target_params(t).peak_dma_gbps for t, us in bound.items()) > beat:
+                    self.tried.append(Candidate(record.name, setting, reason=f"{_SLOWER} (its busiest engine alone "
+                                                f"takes {' and '.join(f'{us:,.1f} us on {t}' for t, us in bound.items())})"))
+                    return None
+            for t in SCORE_TARGETS if not times else ():
                 peak = target_params(t).peak_dma_gbps
                 report = program_cost(program, t, stop_past_us=(beat - score) / peak)
                 if report is None:
@@ -281,9 +338,21 @@ class _Search:
                                                                              f"{(beat - score) / peak:,.1f} us on {t})"))
                     return None
                 times[t], score = report.modelled_us, score + report.modelled_us * peak
+            self.costed.setdefault(len(program.instructions), []).append([program, times, None])
             candidate = Candidate(record.name, setting, times, instructions=candidate.instructions)
         self.tried.append(candidate)
         return program, candidate
+
+    def _costed_before(self, program: Program) -> dict:
+        """The modelled times of an identical Program costed before (a copy), else an empty dict. Only Programs
+        of as many instructions are compared, by a hash of their instructions (each hashed once)."""
+        mine = None
+        for entry in self.costed.get(len(program.instructions), ()):
+            mine = mine or _fingerprint(program)
+            entry[2] = entry[2] or _fingerprint(entry[0])
+            if entry[2] == mine:
+                return dict(entry[1])
+        return {}
 
     def _traced(self, record: KernelRecord, setting, budget: int | None) -> tuple[Program, Candidate]:
         """The Program of one pair and its Candidate (not costed); the kernel's error where it fails."""
@@ -317,6 +386,10 @@ class _Search:
         tried = sorted(self.tried, key=lambda c: rank[c.kernel])  # by kernel, each in the order tried
         program.selection = Selection(self.op, candidate.kernel, candidate.setting, rule, tuple(tried))
         return program
+
+
+def _fingerprint(program: Program) -> str:
+    return hashlib.sha256("\n".join(map(repr, program.instructions)).encode()).hexdigest()
 
 
 _END = object()

@@ -305,3 +305,34 @@ def test_a_report_without_events_has_the_same_figures(target):
     for name in ("modelled_us", "instructions", "cycles", "busy_us", "dma_count", "dma_bytes", "dma_indirect",
                  "dma_descriptors", "dma_shapes", "descriptor_gen_cycles"):
         assert getattr(totals, name) == getattr(full, name), name
+
+
+def test_the_busy_bound_is_below_the_modelled_time_of_every_kernel():
+    """busy_bound_us lets selection skip costing a Program; it must never exceed program_cost's time (a pair it
+    wrongly skipped could have been the fastest)."""
+    from resize_kernels import api
+    from resize_kernels.kernels import FORWARD, GRAD, names
+    rng, checked = np.random.default_rng(41), 0
+    for _ in range(12):
+        n, c = int(rng.integers(1, 4)), int(rng.choice([1, 3, 8, 64, 320]))
+        h, w, oh, ow = (int(v) for v in rng.integers(1, 90, 4))
+        dtype = str(rng.choice(["float32", "bfloat16", "uint8", "int16"]))
+        programs = []
+        for kernel in names(FORWARD):
+            try:
+                programs.append(trace_resize((n, h, w, c), (oh, ow), dtype, kernel, cached=False, sources=False))
+            except Exception:  # a kernel that does not take the shape
+                continue
+        if dtype in ("float32", "bfloat16"):
+            for kernel in names(GRAD):
+                try:
+                    programs.append(api.trace_resize_grad((n, oh, ow, c), (h, w), dtype, kernel, cached=False,
+                                                          sources=False))
+                except Exception:
+                    continue
+        for program in programs:
+            for target in ("trn1", "trn2"):
+                assert cost.busy_bound_us(program, target) <= cost.program_cost(program, target).modelled_us + 1e-9, \
+                    (program.name, (n, h, w, c), (oh, ow), dtype, target)
+                checked += 1
+    assert checked > 100
