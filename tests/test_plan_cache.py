@@ -113,3 +113,9 @@ def test_concurrent_processes_leave_only_whole_plans(cache):
     assert [w.wait() for w in writers] == [0, 0, 0]
     assert all(plan_cache.lookup(f"key {n}")["writer"] in "012" for n in range(20))
     assert not list(cache.glob("plans/*/*.tmp"))
+
+
+def test_the_selection_reports_its_own_work(cache):
+    first, again = chosen(), chosen()
+    assert first.selection.traced > again.selection.traced == len(again.instructions) > 0
+    assert "instructions traced" in str(first.selection).splitlines()[1]

@@ -11,8 +11,10 @@ that fits in full: the default never fails on an accepted shape (tests/test_defa
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,13 +93,19 @@ class Selection:
     setting: object
     rule: str
     candidates: tuple
+    traced: int = 0  # instructions this selection traced (a plan kept on disk: the chosen kernel's only)
+    seconds: float = 0.0  # its wall time: tracing, costing, the plan cache
 
     @property
     def label(self) -> str:
         return _label(self.kernel, self.setting)
 
     def __str__(self) -> str:
-        return "\n".join([f"selection: {self.label}, {self.rule}", *(f"  {c}" for c in self.candidates)])
+        costed = sum(c.modelled_us is not None for c in self.candidates)
+        work = (f"  its own work: {self.traced:,} instructions traced (the comparisons' budget: "
+                f"{SELECTION_INSTRUCTIONS:,}), {costed} of {len(self.candidates)} pairs with modelled times, "
+                f"{self.seconds:.2f} s")
+        return "\n".join([f"selection: {self.label}, {self.rule}", work, *(f"  {c}" for c in self.candidates)])
 
 
 def _label(kernel: str, setting) -> str:
@@ -146,6 +154,7 @@ def program(op: str, kernel: str | None, shape, other, dtype, convention=None, s
     """
     shape, other = (contract.resize_shapes if op == FORWARD else contract.grad_shapes)(op, shape, other)
     named = kernels.record(op, AUTO if kernel is None else kernel)
+    start = time.perf_counter()
     search = _Search(op, shape, other, np.dtype(dtype), convention, sources)
     key = _plan_key(op, kernel, search)
     program = search.planned(plan_cache.lookup(key))
@@ -153,6 +162,8 @@ def program(op: str, kernel: str | None, shape, other, dtype, convention=None, s
         program = search.named(named) if named is not None else search.default()
         if any(c.modelled_us is not None for c in program.selection.candidates):  # it compared: worth keeping
             plan_cache.store(key, _plan(program.selection))
+    program.selection = dataclasses.replace(program.selection, traced=search.traced,
+                                            seconds=time.perf_counter() - start)
     return program
 
 
@@ -195,7 +206,8 @@ class _Search:
         self.item = dtype.itemsize
         self.work_bytes = math.prod(out_shape) * self.item  # the output's, or the gradient's dy
         self.tried: list[Candidate] = []
-        self.spent = 0
+        self.spent = 0  # instructions of the compared pairs (the budget's count)
+        self.traced = 0  # instructions of every trace
         self.costed: dict[int, list] = {}  # instruction count -> [[Program, its modelled times, hash], ...]
 
     def planned(self, plan: dict | None) -> Program | None:
@@ -363,6 +375,7 @@ class _Search:
         program = trace(record.function, TensorSpec(self.shape, self.dtype), sources=self.sources,
                         max_instructions=budget, **{keyword: self.other},
                         **record.call_args(setting, self.convention))
+        self.traced += len(program.instructions)
         return program, Candidate(record.name, setting, instructions=len(program.instructions))
 
     def _default_setting(self, record: KernelRecord):
