@@ -24,7 +24,7 @@ from .errors import InstructionBudgetError, ResizeKernelsError
 from . import kernels
 from .kernels.plan import plan_resize
 from .kernels.registration import AUTO, FORWARD, GRAD, KernelRecord, Knob
-from .machine.cost import busy_bound_us, dma_shape, program_cost, target_params
+from .machine.cost import busy_bound_us, program_cost, target_params
 from .machine.isa import Program
 from .nki import TensorSpec, trace, tracer
 
@@ -331,7 +331,7 @@ class _Search:
             return None
         self.spent += candidate.instructions
         if cost:
-            if sum(dma_shape(d).partitions for d in program.dmas()) > COST_MAX_ROWS:
+            if sum(d.dst.shape[0] for d in program.dmas()) > COST_MAX_ROWS:  # the partitions each DMA addresses
                 self.tried.append(Candidate(record.name, setting, reason=f"{_SLOW} (its DMAs address more than "
                                                                          f"{COST_MAX_ROWS:,} rows)"))
                 return None

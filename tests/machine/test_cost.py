@@ -277,22 +277,22 @@ def test_counts_and_bytes_are_the_programs(kernel, in_shape, out_hw):
 
 
 def test_hbm_intervals_answer_as_the_rect_table_does():
-    """The segment map for HBM tensors gives every access the start the plain table of rects gives it (SBUF's
+    """The segments of an HBM tensor give every access the start the plain table of rects gives it (SBUF's
     table, given an access's own bytes as its tile rect too), one rect at a time or an access's runs at once."""
     rng = np.random.default_rng(7)
     for _ in range(300):
-        table, intervals, now = cost._Memory(16), cost._Intervals(), 0.0
+        table, intervals, now = cost._Memory(16), cost._Intervals(cost._Intervals.cut(range(81))), 0.0
         for _ in range(40):
             cuts = np.sort(rng.choice(np.arange(0, 80), size=2 * int(rng.integers(1, 5)), replace=False))
             rects = [(int(a), int(b), 0, 1) for a, b in cuts.reshape(-1, 2)]  # an access's runs: disjoint, sorted
             writing = bool(rng.random() < 0.5)
             ready = max(table.ready((r, r), writing) for r in rects)
-            assert intervals.ready(rects, writing) == ready
+            assert intervals.ready(intervals.span(rects), writing) == ready
             finish = max(ready, now * rng.random()) + float(rng.integers(1, 5))  # not in program order
             now = max(now, finish)
             for r in rects:
                 (table.write if writing else table.read)((r, r), finish)
-            (intervals.write if writing else intervals.read)(rects, finish)
+            (intervals.write if writing else intervals.read)(intervals.span(rects), finish)
 
 
 @pytest.mark.parametrize("target", ["trn1", "trn2"])

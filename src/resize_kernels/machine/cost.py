@@ -145,6 +145,7 @@ import bisect
 import collections
 import json
 import math
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -562,58 +563,56 @@ class _Memory:
 
 
 class _Intervals:
-    """Finish times over one HBM tensor's elements: sorted segments, each with its latest write and the reads since.
+    """Finish times over one HBM tensor's elements: fixed segments, each with its latest write and the reads since.
 
-    The same answers as _Memory for one-dimensional rects, in time that does not
-    grow with the accesses already recorded: a write finishes after everything
-    it overlaps (it waited for them), so it may simply overwrite their segments.
-    An access's rects (its contiguous runs: disjoint, sorted) are taken at once,
-    in numpy: a store of a thousand runs is a few array operations, not a
-    thousand list insertions.
+    The same answers as _Memory for one-dimensional rects. The segments are cut
+    once, at every boundary of every access the Program makes to the tensor
+    (``points``, known before scheduling), so an access updates only the
+    segments it covers: its time does not grow with the accesses recorded
+    before it (segments split as accesses came cost a list insertion each, and
+    grew quadratic in the rows a Program writes). An access's rects (its
+    contiguous runs: disjoint, sorted) are taken at once, in numpy.
     """
 
-    def __init__(self):
-        # segment i: starts[i] .. starts[i + 1]; the last, past every address, ends every search (never touched)
-        self.starts = np.array([0, _PAST_ADDRESSES], np.int64)
-        self.writes, self.reads = np.array([0.0, -np.inf]), np.array([0.0, -np.inf])
+    def __init__(self, starts: np.ndarray):
+        self.starts = starts  # segment i: starts[i] .. starts[i + 1]; the last is past every address, never touched
+        self.writes, self.reads = np.zeros(len(starts)), np.zeros(len(starts))
 
-    def ready(self, rects, writing: bool) -> float:
-        """When an access of ``rects`` may start: after the writes its segments hold (and their reads, to write)."""
+    @staticmethod
+    def cut(points) -> np.ndarray:
+        """The segment starts for accesses bounded by ``points`` (every lo and hi of their rects)."""
+        return np.unique(np.append(np.asarray(points, np.int64), _PAST_ADDRESSES))
+
+    def span(self, rects):
+        """Where rects lie in the segments (every lo and hi is a segment start): (first, stop) of one rect, or
+        (the bounds for reduceat, every segment index) of several."""
         lo, hi = _bounds(rects)
-        i = np.searchsorted(self.starts, lo, "right") - 1
-        j = np.searchsorted(self.starts, hi, "left")
-        ranges = np.stack([i, j], axis=1).ravel()  # max over [i, j) of each rect: reduceat at its even places
-        t = float(np.maximum.reduceat(self.writes, ranges)[::2].max())
+        i, j = np.searchsorted(self.starts, lo), np.searchsorted(self.starts, hi)
+        if len(rects) == 1:
+            return int(i[0]), int(j[0])
+        return np.stack([i, j], axis=1).ravel(), _ranges(i, j)  # reduceat's max over [i, j) at its even places
+
+    def ready(self, span, writing: bool) -> float:
+        """When an access may start: after the writes its segments hold (and their reads, to write)."""
+        first, stop = span
+        if isinstance(first, int):
+            t = float(self.writes[first:stop].max())
+            return max(t, float(self.reads[first:stop].max())) if writing else t
+        t = float(np.maximum.reduceat(self.writes, first)[::2].max())
         if writing:
-            t = max(t, float(np.maximum.reduceat(self.reads, ranges)[::2].max()))
+            t = max(t, float(np.maximum.reduceat(self.reads, first)[::2].max()))
         return t
 
-    def read(self, rects, finish: float) -> None:
-        inside = _ranges(*self._split(*_bounds(rects)))
+    def read(self, span, finish: float) -> None:
+        first, stop = span
+        inside = slice(first, stop) if isinstance(first, int) else stop
         self.reads[inside] = np.maximum(self.reads[inside], finish)
 
-    def write(self, rects, finish: float) -> None:
-        """Each rect becomes one segment written at ``finish``, with no reads since."""
-        first, stop = self._split(*_bounds(rects))
-        self.writes[first], self.reads[first] = finish, 0.0
-        merged = _ranges(first + 1, stop)  # the rest of each rect merges into its first segment
-        if merged.size:
-            keep = np.ones(len(self.starts), bool)
-            keep[merged] = False
-            self.starts, self.writes, self.reads = self.starts[keep], self.writes[keep], self.reads[keep]
-
-    def _split(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
-        """Split the segments at every lo and hi (a new start takes the times of the segment it splits); the index
-        of each rect's first segment and of the segment after its last."""
-        points = np.concatenate([lo, hi])
-        at = np.searchsorted(self.starts, points)
-        new = np.unique(points[self.starts[at] != points])  # (the last start is past every point)
-        if new.size:
-            at = np.searchsorted(self.starts, new)
-            self.starts = np.insert(self.starts, at, new)
-            self.writes = np.insert(self.writes, at, self.writes[at - 1])
-            self.reads = np.insert(self.reads, at, self.reads[at - 1])
-        return np.searchsorted(self.starts, lo), np.searchsorted(self.starts, hi)
+    def write(self, span, finish: float) -> None:
+        """The access's segments are written at ``finish``, with no reads since."""
+        first, stop = span
+        inside = slice(first, stop) if isinstance(first, int) else stop
+        self.writes[inside], self.reads[inside] = finish, 0.0
 
 
 def _ranges(first: np.ndarray, stop: np.ndarray) -> np.ndarray:
@@ -689,15 +688,39 @@ def _registers(data: AccessPattern):
     return ACT_REGISTERS, ((first, first + data.shape[0], 0, 1),)
 
 
-class _Memories:
-    """The SBUF, every HBM tensor the Program writes (tensors only read never conflict), the reduce registers."""
+class _Layout:
+    """Target-independent, once per Program: the segments of every HBM tensor it writes (tensors only read never
+    conflict) and of the reduce registers, cut at every access's bounds, and each access's span in them."""
 
-    def __init__(self, program: Program):
-        self.mem = {SBUF: _Memory(_SBUF_CHUNK), ACT_REGISTERS: _Intervals()}
-        for inst in program.instructions:
-            t = inst.dst.tensor
-            if not inst.dst.is_sbuf and t not in self.mem:
-                self.mem[t] = _Intervals()
+    def __init__(self, program: Program, accesses):
+        written = {inst.dst.tensor for inst in program.instructions if not inst.dst.is_sbuf}
+        points = {key: [] for key in (*written, ACT_REGISTERS)}
+        for dsts, srcs, index_fp in accesses:
+            for key, rects in (*dsts, *srcs, *((index_fp,) if index_fp else ())):
+                if key in points:
+                    points[key].extend(x for r in rects for x in r[:2])
+        self.starts = {key: _Intervals.cut(p) for key, p in points.items()}
+        self.spans: dict[int, object] = {}  # id(rects) -> their span (the rects live as long as the accesses)
+
+    @classmethod
+    def of(cls, program: Program) -> tuple[list, _Layout]:
+        """Every instruction's accesses (``_accesses``) and the layout they cut."""
+        accesses = [_accesses(inst) for inst in program.instructions]
+        return accesses, cls(program, accesses)
+
+    def span(self, key, rects):
+        found = self.spans.get(id(rects))
+        if found is None:
+            found = self.spans[id(rects)] = _Intervals(self.starts[key]).span(rects)
+        return found
+
+
+class _Memories:
+    """The SBUF, every HBM tensor the Program writes and the reduce registers, on the Program's ``_Layout``."""
+
+    def __init__(self, layout: _Layout):
+        self.layout = layout
+        self.mem = {SBUF: _Memory(_SBUF_CHUNK), **{key: _Intervals(s) for key, s in layout.starts.items()}}
 
     def ready(self, footprint, writing: bool) -> float:
         key, rects = footprint
@@ -705,14 +728,14 @@ class _Memories:
         if mem is None:
             return 0.0
         if isinstance(mem, _Intervals):
-            return mem.ready(rects, writing)
+            return mem.ready(self.layout.span(key, rects), writing)
         return mem.ready(rects[0], writing) if len(rects) == 1 else max(mem.ready(r, writing) for r in rects)
 
     def read(self, footprint, finish: float) -> None:
         key, rects = footprint
         mem = self.mem.get(key)
         if isinstance(mem, _Intervals):
-            mem.read(rects, finish)
+            mem.read(self.layout.span(key, rects), finish)
         elif mem is not None:
             for r in rects:
                 mem.read(r, finish)
@@ -721,7 +744,7 @@ class _Memories:
         key, rects = footprint
         mem = self.mem[key]
         if isinstance(mem, _Intervals):
-            mem.write(rects, finish)
+            mem.write(self.layout.span(key, rects), finish)
         else:
             for r in rects:
                 mem.write(r, finish)
@@ -883,6 +906,47 @@ def _index_tile(inst: Instruction) -> AccessPattern | None:
     return (inst.dst if isinstance(inst, DmaCopyAdd) else inst.src).vector_offset
 
 
+def _accesses(inst: Instruction) -> tuple[list, list, tuple | None]:
+    """The footprints an instruction writes and reads (S2), and its index tile's (an indirect DMA's, read by
+    descriptor generation, D5) or None."""
+    dsts = [_footprint(ap) for ap in inst.destinations()]
+    offset_ap = _index_tile(inst)
+    srcs = [_footprint(ap) for ap in inst.sources() if ap is not offset_ap]
+    if inst.reads_dst:
+        srcs += dsts  # read-modify-write
+    if getattr(inst, "uses_registers", False):  # the scalar engine's reduce registers, as a memory (E5)
+        dsts.append(_registers(inst.data))
+    return dsts, srcs, None if offset_ap is None else _footprint(offset_ap)
+
+
+#: (what, id(Program)) -> (a weak reference to it, its instruction count, the facts): a Program costed on several
+#: targets (selection bounds and costs each on trn1 and trn2) finds its footprints and DMA shapes once. A few
+#: Programs are kept, the latest.
+_FACTS: dict[tuple, tuple] = {}
+
+
+def _program_fact(program: Program, what: str, make):
+    """``make()``, a target-independent fact about ``program``, computed once per Program."""
+    key = (what, id(program))
+    entry = _FACTS.get(key)
+    if entry is not None and entry[0]() is program and entry[1] == len(program.instructions):
+        return entry[2]
+    fact = make()
+    while len(_FACTS) >= 12:
+        del _FACTS[next(iter(_FACTS))]
+    _FACTS[key] = (weakref.ref(program), len(program.instructions), fact)
+    return fact
+
+
+def _program_facts(program: Program, what: str, make) -> list:
+    """``make(inst)`` for every instruction of ``program``, computed once per Program."""
+    return _program_fact(program, what, lambda: [make(inst) for inst in program.instructions])
+
+
+def _dma_shape(inst: Instruction) -> DmaShape | None:
+    return dma_shape(inst) if inst.engine == "dma" else None
+
+
 def busy_bound_us(program: Program, target: str = "trn1") -> float:
     """A lower bound on ``program_cost``'s modelled time, in a tenth of its time: the launch and the busiest
     lane's booked time (an engine runs its instructions one at a time, the shared SBUF port its vector and GpSimd
@@ -890,9 +954,8 @@ def busy_bound_us(program: Program, target: str = "trn1") -> float:
     them. For a search that only needs to know a Program cannot beat a time."""
     params = target_params(target)
     busy, slack = collections.Counter(), collections.Counter()
-    for inst in program.instructions:
+    for inst, shape in zip(program.instructions, _program_facts(program, "shapes", _dma_shape)):
         if inst.engine == "dma":
-            shape = dma_shape(inst)
             if _index_tile(inst) is not None:  # D5
                 busy["gpsimd"] += params.us(descriptor_gen_cycles(shape, params), "gpsimd")
             for q, packet_us in dma_packets(shape, params):
@@ -920,7 +983,9 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
     large Program. ``params``: these figures instead of ``target``'s (benchmarks/fit_cost.py's candidates).
     """
     params = params or target_params(target)
-    memories = _Memories(program)
+    accesses, layout = _program_fact(program, "accesses", lambda: _Layout.of(program))  # kept together: the
+    shapes_of = _program_facts(program, "shapes", _dma_shape)  # layout's spans are keyed by the accesses' ids
+    memories = _Memories(layout)
     engine_lanes = {"vector": _Lane(), "gpsimd": _Lane(), "scalar": _Lane(), "tensor": _Lane()}
     port = _Lane()  # E4: the SBUF port the vector engine and GpSimd share on NeuronCore-v2
     lanes = [_Lane() for _ in range(params.dma_engines)]
@@ -936,26 +1001,19 @@ def program_cost(program: Program, target: str = "trn1", label: str = "",
     for index, inst in enumerate(program.instructions):
         engine = inst.engine
         counts[engine] += 1
-        dsts = [_footprint(ap) for ap in inst.destinations()]
-        offset_ap = _index_tile(inst)
-        srcs = [_footprint(ap) for ap in inst.sources() if ap is not offset_ap]
-        if inst.reads_dst:
-            srcs += dsts  # read-modify-write
-        if getattr(inst, "uses_registers", False):  # the scalar engine's reduce registers, as a memory (E5)
-            dsts.append(_registers(inst.data))
+        dsts, srcs, index_fp = accesses[index]
         ready = max([memories.ready(d, True) for d in dsts] + [memories.ready(s, False) for s in srcs])
         if engine == "dma":
-            shape = dma_shape(inst)
+            shape = shapes_of[index]
             shapes[(shape.partitions, shape.elements_per_partition, shape.bytes_per_partition,
                     shape.descriptor_bytes)] += 1
             dma_bytes += shape.nbytes
             descriptors += shape.descriptors
             dge = None
-            if offset_ap is not None:  # D5: GpSimd writes the descriptors once the index tile is ready
+            if index_fp is not None:  # D5: GpSimd writes the descriptors once the index tile is ready
                 indirect += 1
                 gen = descriptor_gen_cycles(shape, params)
                 gen_cycles += gen
-                index_fp = _footprint(offset_ap)
                 gen_us = params.us(gen, "gpsimd")
                 gen_start = engine_lanes["gpsimd"].place(memories.ready(index_fp, False), gen_us)
                 gen_done = gen_start + gen_us
