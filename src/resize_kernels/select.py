@@ -157,7 +157,8 @@ def program(op: str, kernel: str | None, shape, other, dtype, convention=None, s
     start = time.perf_counter()
     search = _Search(op, shape, other, np.dtype(dtype), convention, sources)
     key = _plan_key(op, kernel, search)
-    program = search.planned(plan_cache.lookup(key))
+    compares = search.work_bytes >= min(COMPARE_FROM_BYTES[op], TUNE_FROM_BYTES)  # else nothing was kept
+    program = search.planned(plan_cache.lookup(key)) if compares else None
     if program is None:
         program = search.named(named) if named is not None else search.default()
         if any(c.modelled_us is not None for c in program.selection.candidates):  # it compared: worth keeping

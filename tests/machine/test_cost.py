@@ -287,12 +287,12 @@ def test_hbm_intervals_answer_as_the_rect_table_does():
             rects = [(int(a), int(b), 0, 1) for a, b in cuts.reshape(-1, 2)]  # an access's runs: disjoint, sorted
             writing = bool(rng.random() < 0.5)
             ready = max(table.ready((r, r), writing) for r in rects)
-            assert intervals.ready(intervals.span(rects), writing) == ready
+            assert intervals.ready(intervals.span(intervals.starts, rects), writing) == ready
             finish = max(ready, now * rng.random()) + float(rng.integers(1, 5))  # not in program order
             now = max(now, finish)
             for r in rects:
                 (table.write if writing else table.read)((r, r), finish)
-            (intervals.write if writing else intervals.read)(intervals.span(rects), finish)
+            (intervals.write if writing else intervals.read)(intervals.span(intervals.starts, rects), finish)
 
 
 @pytest.mark.parametrize("target", ["trn1", "trn2"])

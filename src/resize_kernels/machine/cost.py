@@ -583,14 +583,17 @@ class _Intervals:
         """The segment starts for accesses bounded by ``points`` (every lo and hi of their rects)."""
         return np.unique(np.append(np.asarray(points, np.int64), _PAST_ADDRESSES))
 
-    def span(self, rects):
-        """Where rects lie in the segments (every lo and hi is a segment start): (first, stop) of one rect, or
-        (the bounds for reduceat, every segment index) of several."""
+    @staticmethod
+    def span(starts: np.ndarray, rects):
+        """Where rects lie in the segments ``starts`` (every lo and hi is a segment start): (first, stop) of one
+        rect, or (the indices for reduceat, every segment index) of several."""
         lo, hi = _bounds(rects)
-        i, j = np.searchsorted(self.starts, lo), np.searchsorted(self.starts, hi)
+        i, j = np.searchsorted(starts, lo), np.searchsorted(starts, hi)
         if len(rects) == 1:
             return int(i[0]), int(j[0])
-        return np.stack([i, j], axis=1).ravel(), _ranges(i, j)  # reduceat's max over [i, j) at its even places
+        # reduceat over a[:j[-1]] at i0, j0, i1, ..., i_last: the max of each [i, j) at its even places (the
+        # last runs to the slice's end); the odd ones, the gaps, are dropped
+        return np.stack([i, j], axis=1).ravel()[:-1], _ranges(i, j)
 
     def ready(self, span, writing: bool) -> float:
         """When an access may start: after the writes its segments hold (and their reads, to write)."""
@@ -598,9 +601,10 @@ class _Intervals:
         if isinstance(first, int):
             t = float(self.writes[first:stop].max())
             return max(t, float(self.reads[first:stop].max())) if writing else t
-        t = float(np.maximum.reduceat(self.writes, first)[::2].max())
+        end = stop[-1] + 1  # the last segment of the last rect
+        t = float(np.maximum.reduceat(self.writes[:end], first)[::2].max())
         if writing:
-            t = max(t, float(np.maximum.reduceat(self.reads, first)[::2].max()))
+            t = max(t, float(np.maximum.reduceat(self.reads[:end], first)[::2].max()))
         return t
 
     def read(self, span, finish: float) -> None:
@@ -711,7 +715,7 @@ class _Layout:
     def span(self, key, rects):
         found = self.spans.get(id(rects))
         if found is None:
-            found = self.spans[id(rects)] = _Intervals(self.starts[key]).span(rects)
+            found = self.spans[id(rects)] = _Intervals.span(self.starts[key], rects)
         return found
 
 
