@@ -12,10 +12,13 @@ torch at most 1.0x on SD2 and under 3x on every other shape.
 """
 
 import argparse
+import os
 import time
 
-import numpy as np
-import torch
+os.environ["RESIZE_KERNELS_PLAN_CACHE"] = "0"  # the trace column includes selection (bench_first_call.py: the cache)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 from timing import median_time
 
 import resize_kernels as rk

@@ -4,7 +4,8 @@ From a Program's third run on, gathers copy rows in slices (``_row_copies``),
 large copies with a short inner axis are split along it, engine steps on small
 tiles are memoized, copies between tiles read through a second mapping of the
 SBUF, and only what the Program can read before writing is poisoned
-(``_poison_plan``). Gathers remember their last checked index in every run.
+(``_poison_plan``). Gathers remember their last checked index in every run. An output's storage is used again
+once nobody holds the array a run returned.
 """
 
 import multiprocessing
@@ -460,3 +461,27 @@ def test_forked_processes_running_one_executable_at_once_do_not_share_its_sbuf()
             assert [c.get(timeout=120) for c in children] == [0, 0]
     finally:
         _INHERITED.clear()
+
+
+def test_an_output_storage_is_reused_only_when_nobody_holds_it(rng):
+    """Kept results (or any view of them) keep their bits whatever later runs write; a dropped one's storage
+    is taken again (no fresh pages to zero), and unwritten elements are still poisoned."""
+    in_shape, out_hw = (2, 9, 13, 5), (17, 6)
+    executable = api.executable("resize_nearest", in_shape, (2, *out_hw, 5), np.dtype(np.float32), "rows")
+    inputs = [data(rng, in_shape, np.float32) for _ in range(8)]
+    kept, views = [], []
+    for n, x in enumerate(inputs):
+        (out,) = executable.run([x])
+        if n % 3 == 0:
+            kept.append((x, out))
+        elif n % 3 == 1:
+            views.append((x, out[1, 2:]))  # only a view of the result survives
+        del out
+    for x, out in kept:
+        assert_bits_equal(out, rk.semantics.resize_nearest_reference(x, out_hw))
+    for x, view in views:
+        assert_bits_equal(view, rk.semantics.resize_nearest_reference(x, out_hw)[1, 2:])
+    first = executable.run([inputs[0]])[0].__array_interface__["data"][0]  # dropped at once ...
+    again = executable.run([inputs[1]])
+    assert again[0].__array_interface__["data"][0] == first  # ... so its storage serves the next run
+    assert_bits_equal(again[0], rk.semantics.resize_nearest_reference(inputs[1], out_hw))
