@@ -340,8 +340,9 @@ class _Search:
             if not times and beat < math.inf:  # the engines' busy time alone may show it cannot beat the best
                 bound = {t: busy_bound_us(program, t) for t in SCORE_TARGETS}
                 if sum(us * target_params(t).peak_dma_gbps for t, us in bound.items()) > beat:
+                    times_text = " and ".join(f"{us:,.1f} us on {t}" for t, us in bound.items())
                     self.tried.append(Candidate(record.name, setting, reason=f"{_SLOWER} (its busiest engine alone "
-                                                f"takes {' and '.join(f'{us:,.1f} us on {t}' for t, us in bound.items())})"))
+                                                                             f"takes {times_text})"))
                     return None
             for t in SCORE_TARGETS if not times else ():
                 peak = target_params(t).peak_dma_gbps
