@@ -140,7 +140,7 @@ def verify(in_shape, out_shape, kernel: str | None = None, *, coordinate_transfo
                       f"verifying {'x'.join(map(str, in_shape))} -> {'x'.join(map(str, out_shape))}")
     labels = np.arange(math.prod(in_shape), dtype=np.int32).reshape(in_shape)
     try:
-        got = run_pieces(Executable(program), labels, dtype)
+        got = run_pieces(Executable(program, gather=False), labels, dtype)
     except OutOfBoundsError as e:
         return report(False, None, out_of_bounds=str(e))
     want = semantics.convention_reference(labels, out_hw, convention) if label else \
@@ -209,7 +209,7 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None, *, coordinate_tr
                       f"verifying the gradient of {'x'.join(map(str, in_shape))} -> {'x'.join(map(str, out_shape))}")
     labels = np.arange(1, size + 1, dtype=np.float32).reshape(out_shape)
     normals = np.random.default_rng(size).standard_normal(out_shape, dtype=np.float32)
-    executable, bad, first_wrong = Executable(program), np.zeros(in_shape[:3], bool), []
+    executable, bad, first_wrong = Executable(program, gather=False), np.zeros(in_shape[:3], bool), []
     try:
         for dy in (labels, normals):
             (got,) = executable.run([dy])

@@ -17,7 +17,7 @@ import pytest
 
 import resize_kernels as rk
 from resize_kernels import api
-from resize_kernels.machine import errors
+from resize_kernels.machine import errors, simulator
 from resize_kernels.machine.access import AccessPattern
 from resize_kernels.machine.memory import MAX_POISON_RUNS, POISON_BYTE, HbmTensor, SbufTile, aliased_storage, poisoner
 from resize_kernels.machine.simulator import (Executable, _copy_parts, _may_overlap, _row_copies, _short_inner_axis,
@@ -50,6 +50,14 @@ def _load(x):
     t = nl.ndarray(x.shape, dtype=x.dtype)
     nisa.dma_copy(dst=t, src=x)
     return t
+
+
+@pytest.fixture(autouse=True, params=["as one gather", "instruction by instruction"])
+def repeated_runs(request, monkeypatch):
+    """Every test twice: a Program that only moves bits runs repeatedly as one gather (copy_plan), and, with
+    that off, on the instruction speed paths (which the other Programs take)."""
+    if request.param == "instruction by instruction":
+        monkeypatch.setattr(simulator._Gather, "of", classmethod(lambda cls, program: None))
 
 
 def simulate(kernel, x):
@@ -298,9 +306,8 @@ def test_repeated_resize_runs_match_a_fresh_run(kernel, shapes, dtype):
 def test_a_resize_program_run_often_needs_no_poisoning():
     x = np.zeros((1, 30, 20, 64), np.float16)
     ex = api.executable("resize_nearest", x.shape, (1, 59, 38, 64), np.dtype(np.float16), "auto")
-    for _ in range(3):
-        ex.run([x])
-    assert ex._plan is not None and not any(ex._plan.values())
+    plan = ex._poison_plan()  # (the Program runs as one gather from its third run: copy_plan)
+    assert plan is not None and not any(plan.values())
 
 
 def test_poisoner_fills_the_marked_bytes_and_merges_many_runs():
@@ -448,7 +455,8 @@ def _run_many(seed, runs):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or aliased_storage((1, 1))[1] is None, reason="needs fork and memfd")
-def test_forked_processes_running_one_executable_at_once_do_not_share_its_sbuf():
+def test_forked_processes_running_one_executable_at_once_do_not_share_its_sbuf(monkeypatch):
+    monkeypatch.setattr(simulator._Gather, "of", classmethod(lambda cls, program: None))  # the SBUF path, not one gather
     x = np.zeros((128, 512), np.float32)
     _INHERITED["ex"] = Executable(trace(tile_shuffle_kernel, x))
     for _ in range(3):  # run often: now with the SBUF mapped twice, and shared by the forked workers

@@ -8,12 +8,16 @@ address is bounds-checked: direct patterns when the Program is traced, indirect
 ones (which depend on data) here, as each gather runs.
 
 Running a Program often is cheaper still, with the same bits: from the third
-run on, only memory the Program can read before writing it is poisoned
-(``Executable._poison_plan``), gathers reuse the copies planned for their last
-(checked) index, and engine instructions on small tiles reuse their last result
-while their sources' bits stay the same (``_memoized``). Copies between tiles
-read through a second mapping of the SBUF (``memory.aliased_storage``), which
-spares numpy a temporary copy.
+run on, an output's storage is taken again once nobody holds it (``_storage``),
+and a Program that only moves its input's bits (``copy_plan``: the forward
+kernels') runs as one gather (``_Gather``). In the others only memory the
+Program can read before writing it is poisoned (``Executable._poison_plan``),
+gathers reuse the copies planned for their last (checked) index, and engine
+instructions on small tiles reuse their last result while their sources' bits
+stay the same (``_memoized``). Copies between tiles read through a second
+mapping of the SBUF (``memory.aliased_storage``), which spares numpy a
+temporary copy. The verifier runs every proof on the instructions
+(``gather=False``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import threading
 import numpy as np
 
 from ..errors import InvalidTypeError, InvalidValueError
-from . import dtypes
+from . import copy_plan, dtypes
 from .access import AccessPattern
 from .errors import OutOfBoundsError
 from .isa import (
@@ -245,6 +249,51 @@ class _Repeats:
         return True
 
 
+class _Gather:
+    """A Program that moves its input's bits only (``copy_plan``), as ``out = in[map]``: whole rows of the last
+    axis taken at once where the map moves them together, the poison byte where no copy reaches."""
+
+    def __init__(self, rows: np.ndarray, poison: np.ndarray, width: int, bits: np.dtype):
+        self.rows, self.poison, self.width, self.bits = rows, poison, width, bits
+
+    @classmethod
+    def of(cls, program: Program) -> _Gather | None:
+        """The gather of ``program``, or None where it does not only move bits, or its map would outweigh the
+        output (one int per element of a narrow dtype)."""
+        if not copy_plan.moves_bits_only(program) or program.inputs[0].dtype.itemsize not in (1, 2, 4):
+            return None
+        (x,), (out,) = program.inputs, program.outputs
+        width = out.shape[-1] if out.shape[-1] == x.shape[-1] else 1
+        if out.size // width * 8 > 2 * out.size * out.dtype.itemsize:
+            return None
+        found = copy_plan.copy_map(Executable, program)
+        if found is None:
+            return None
+        heads = found.reshape(-1, width)[:, 0]
+        poison = heads < 0
+        runs = np.where(poison, -1, heads)[:, None] + np.arange(width)
+        if width > 1 and not ((heads[~poison] % width == 0).all()
+                              and np.array_equal(np.where(poison[:, None], -1, runs), found.reshape(-1, width))):
+            return cls.of_elements(found, out.dtype)
+        rows, poison, item = np.where(poison, 0, heads // width).astype(np.intp), np.flatnonzero(poison), \
+            out.dtype.itemsize
+        if width * item in _BITS:  # a narrow row (an RGBA pixel) as one wider element: a copy per row, not per byte
+            return cls(rows, poison, 1, _BITS[width * item])
+        return cls(rows, poison, width, _BITS[item])
+
+    @classmethod
+    def of_elements(cls, found: np.ndarray, dtype: np.dtype) -> _Gather:
+        poison = found < 0
+        return cls(np.where(poison, 0, found).astype(np.intp), np.flatnonzero(poison), 1, _BITS[dtype.itemsize])
+
+    def __call__(self, x: np.ndarray, out: np.ndarray, poison_outputs: bool) -> None:
+        dst = out.view(self.bits).reshape(-1, self.width)
+        # (mode="clip": every index is in range by construction, and "raise" would buffer the whole output)
+        np.take(x.view(self.bits).reshape(-1, self.width), self.rows, axis=0, out=dst, mode="clip")
+        if poison_outputs and self.poison.size:
+            dst[self.poison] = np.array(-1).astype(self.bits)  # every byte POISON_BYTE
+
+
 #: sys.getrefcount of a storage array held only by _storage's local name (and the call's own argument).
 _OURS_ALONE = 2
 #: Runs of a Program after which the next ones are prepared for speed (Executable._prepare_all): a Program run
@@ -253,10 +302,11 @@ _REPEATED_AFTER = 2
 
 
 class Executable:
-    """A Program prepared for repeated execution on the simulated NeuronCore (one run at a time)."""
+    """A Program prepared for repeated execution on the simulated NeuronCore (one run at a time). ``gather=False``
+    keeps every run on the instructions (the verifier's proofs): no Program runs as one gather (``_Gather``)."""
 
-    def __init__(self, program: Program):
-        self.program = program
+    def __init__(self, program: Program, gather: bool = True):
+        self.program, self._gathers = program, gather
         tensors = program.inputs + program.outputs + program.internal + program.constants
         self.slot = {t: n for n, t in enumerate(tensors)}
         self.mem: list[np.ndarray | None] = [None] * len(tensors)
@@ -264,6 +314,7 @@ class Executable:
         self._runs = 0
         self._plan = None  # what to poison before a run (see _poison_plan); None: all fresh memory
         self._handed_out: dict = {}  # output tensor -> the storage the last run returned (see _storage)
+        self._as_gather = None  # the Program as one gather, once it has run twice (a _Gather), where it moves bits only
         self._act_regs = np.full(NUM_PARTITIONS, np.nan, np.float32)  # the scalar engine's reduce registers
         self._prepare_all(repeated=False)
 
@@ -309,8 +360,17 @@ class Executable:
             for t in p.constants:  # a copy: a Program cannot change its constants for the next run
                 self.mem[self.slot[t]] = t.data.reshape(-1).copy()
             if self._runs == _REPEATED_AFTER:  # run often: worth finding what each run must poison, and speed paths
-                self._plan = self._poison_plan()
-                self._prepare_all(repeated=True)
+                self._as_gather = _Gather.of(self.program) if self._gathers else None
+                self._plan = self._poison_plan() if self._as_gather is None else None
+                if self._as_gather is None:
+                    self._prepare_all(repeated=True)
+            if self._as_gather is not None:  # the Program as one gather (machine/copy_plan.py)
+                self._runs += 1
+                (t,) = p.outputs
+                out = self._storage(t)
+                self._as_gather(self.mem[self.slot[p.inputs[0]]], out, poison_outputs)
+                self.mem[:] = [None] * len(self.mem)
+                return [out.reshape(t.shape)]
             self._fresh_memory(poison_outputs)
             self._act_regs.fill(np.nan)  # the scalar engine's reduce registers start unknown: NaN shows a read
             self._runs += 1
