@@ -249,6 +249,10 @@ class _Repeats:
         return True
 
 
+#: Bytes of a gather's map allowed whatever the output's size (see _Gather.of).
+_GATHER_MAP_BYTES = 16 << 20
+
+
 class _Gather:
     """A Program that moves its input's bits only (``copy_plan``), as ``out = in[map]``: whole rows of the last
     axis taken at once where the map moves them together, the poison byte where no copy reaches."""
@@ -258,13 +262,13 @@ class _Gather:
 
     @classmethod
     def of(cls, program: Program) -> _Gather | None:
-        """The gather of ``program``, or None where it does not only move bits, or its map would outweigh the
-        output (one int per element of a narrow dtype)."""
+        """The gather of ``program``, or None where it does not only move bits, or its map (an index per row) would
+        outweigh twice the output and _GATHER_MAP_BYTES (one index per element of a large uint8 mask)."""
         if not copy_plan.moves_bits_only(program) or program.inputs[0].dtype.itemsize not in (1, 2, 4):
             return None
         (x,), (out,) = program.inputs, program.outputs
         width = out.shape[-1] if out.shape[-1] == x.shape[-1] else 1
-        if out.size // width * 8 > 2 * out.size * out.dtype.itemsize:
+        if out.size // width * 8 > max(2 * out.size * out.dtype.itemsize, _GATHER_MAP_BYTES):
             return None
         found = copy_plan.copy_map(Executable, program)
         if found is None:
