@@ -952,7 +952,7 @@ def _dma_shape(inst: Instruction) -> DmaShape | None:
 
 
 def busy_bound_us(program: Program, target: str = "trn1") -> float:
-    """A lower bound on ``program_cost``'s modelled time, in a tenth of its time: the launch and the busiest
+    """A lower bound on ``program_cost``'s modelled time, found without scheduling: the launch and the busiest
     lane's booked time (an engine runs its instructions one at a time, the shared SBUF port its vector and GpSimd
     ones (E4), a DMA queue its packets (D2b) and then the last transfer's latency (D4)), with no waits between
     them. For a search that only needs to know a Program cannot beat a time."""

@@ -270,6 +270,10 @@ class _Gather:
         width = out.shape[-1] if out.shape[-1] == x.shape[-1] else 1
         if out.size // width * 8 > max(2 * out.size * out.dtype.itemsize, _GATHER_MAP_BYTES):
             return None
+        labelled = 4 * (x.size + 3 * out.size) + NUM_PARTITIONS * (program.sbuf_high_water + program.psum_high_water)
+        # (the label runs' input, output, two maps and SBUF)
+        if labelled > HOST_MEMORY_SHARE * host_memory_available():
+            return None  # finding the map would strain the host: run the instructions
         found = copy_plan.copy_map(Executable, program)
         if found is None:
             return None
@@ -361,8 +365,6 @@ class Executable:
                     raise InvalidValueError(f"program {p.name} input {t} requires a "
                                             f"{t.dtype}{list(t.shape)} numpy array, got {got}")
                 self.mem[self.slot[t]] = np.ascontiguousarray(x).reshape(-1)
-            for t in p.constants:  # a copy: a Program cannot change its constants for the next run
-                self.mem[self.slot[t]] = t.data.reshape(-1).copy()
             if self._runs == _REPEATED_AFTER:  # run often: worth finding what each run must poison, and speed paths
                 self._as_gather = _Gather.of(self.program) if self._gathers else None
                 self._plan = self._poison_plan() if self._as_gather is None else None
@@ -375,6 +377,8 @@ class Executable:
                 self._as_gather(self.mem[self.slot[p.inputs[0]]], out, poison_outputs)
                 self.mem[:] = [None] * len(self.mem)
                 return [out.reshape(t.shape)]
+            for t in p.constants:  # a copy: a Program cannot change its constants for the next run
+                self.mem[self.slot[t]] = t.data.reshape(-1).copy()
             self._fresh_memory(poison_outputs)
             self._act_regs.fill(np.nan)  # the scalar engine's reduce registers start unknown: NaN shows a read
             self._runs += 1
