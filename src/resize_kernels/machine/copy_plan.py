@@ -2,10 +2,10 @@
 running the Program itself on the input's element numbers.
 
 A resize kernel's Program moves bits: DMAs, tensor copies, nc_n_gather (and the scalar engine's copies of
-narrow integers) carry the input's elements to the output, while the index arithmetic beside them never reads the input. ``moves_bits_only`` proves that of a
-Program from its instructions (a taint walk over HBM tensors and SBUF address ranges): whatever holds input
-bits is only read by bit copies, as their data and never as an index, and nothing else writes where input bits
-are or into the output. Then every output element is a copy of one input element, or never written (the
+narrow integers) carry the input's elements to the output, while the index arithmetic beside them never reads
+the input. ``moves_bits_only`` proves that of a Program from its instructions (a taint walk over HBM tensors
+and SBUF address ranges): whatever holds input bits is only read by bit copies, as their data and never as an
+index, and nothing else writes where input bits are or into the output. Then every output element is a copy of one input element, or never written (the
 poison byte), by a map that no input value can change. ``copy_map`` finds that map by running the Program on
 labels (each input element's number, in pieces for narrow dtypes, as the verifier does) and checks it with a
 second, reversed labelling.
@@ -39,7 +39,7 @@ class _Places:
     """Where something lies: HBM tensors, and SBUF/PSUM byte ranges (every partition: coarse, so safe)."""
 
     def __init__(self, tensors=()):
-        self.tensors, self.ranges = set(tensors), []
+        self.tensors, self.ranges = set(tensors), set()  # (rotating buffers repeat their ranges)
 
     @staticmethod
     def _range(ap) -> tuple[int, int, str]:
@@ -54,7 +54,7 @@ class _Places:
 
     def add(self, ap) -> None:
         if ap.is_sbuf:
-            self.ranges.append(self._range(ap))
+            self.ranges.add(self._range(ap))
         else:
             self.tensors.add(ap.tensor)
 
