@@ -1,6 +1,10 @@
 """Shared test helpers: bit comparison and the dtypes the machine supports."""
 
+import contextlib
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -30,6 +34,22 @@ def random_data(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     raw = rng.integers(0, 256, size=(*shape, dtype.itemsize), dtype=np.uint8)
     return raw.view(dtype).reshape(shape)
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@contextlib.contextmanager
+def benchmark_module(name: str):
+    """A script of benchmarks/ imported as a module, with its folder on sys.path (the scripts import each other)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
 
 
 @pytest.fixture

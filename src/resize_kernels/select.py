@@ -217,13 +217,14 @@ class _Search:
         if plan is None:
             return None
         try:
-            program, _ = self._traced(kernels.record(self.op, plan["kernel"]), _setting(plan["setting"]), None)
+            setting = _setting(plan["setting"])
+            program, _ = self._traced(kernels.record(self.op, plan["kernel"]), setting, None)
             candidates = tuple(Candidate(c["kernel"], _setting(c["setting"]), c["modelled_us"], c["reason"],
                                          c["instructions"]) for c in plan["candidates"])
         except (ResizeKernelsError, KeyError, TypeError):
             return None
-        program.selection = Selection(self.op, plan["kernel"], _setting(plan["setting"]),
-                                      plan["rule"] + " (kept in the plan cache)", candidates)
+        program.selection = Selection(self.op, plan["kernel"], setting, plan["rule"] + " (kept in the plan cache)",
+                                      candidates)
         return program
 
     def default(self) -> Program:

@@ -22,6 +22,17 @@ def runs_as_gather(program, inputs) -> list:
     return [ex.run([x])[0] for x in inputs], ex._as_gather is not None
 
 
+def check_qualifies(kernel, x, moves: bool) -> None:
+    """``kernel`` traced on ``x`` moves bits only (and so runs as a gather) exactly when ``moves``; every run keeps
+    the plain run's bits either way."""
+    program = trace(kernel, x)
+    assert copy_plan.moves_bits_only(program) == moves
+    outs, used = runs_as_gather(program, [x] * 5)
+    assert used == moves
+    for out in outs:
+        assert_bits_equal(out, run(program, [x])[0])
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_every_forward_kernel_gives_the_plain_runs_bits(seed):
     rng, gathered = np.random.default_rng(seed), 0
@@ -98,13 +109,7 @@ def copies(x):
 @pytest.mark.parametrize("kernel, moves", [(arithmetic, False), (mixed, False), (constant_out, False),
                                            (copies, True)])
 def test_only_pure_copies_qualify_and_every_program_keeps_its_bits(kernel, moves):
-    x = random_data(np.random.default_rng(1), (16, 12), np.float32)
-    program = trace(kernel, x)
-    assert copy_plan.moves_bits_only(program) == moves
-    outs, used = runs_as_gather(program, [x] * 5)
-    assert used == moves
-    for out in outs:
-        assert_bits_equal(out, run(program, [x])[0])
+    check_qualifies(kernel, random_data(np.random.default_rng(1), (16, 12), np.float32), moves)
 
 
 def test_the_verifier_proves_on_the_instructions_not_on_a_gather(monkeypatch):
@@ -128,10 +133,4 @@ def test_a_scalar_engine_copy_moves_bits_for_narrow_integers_only(dtype, moves):
         nisa.activation(u, "copy", t)
         return store(u)
 
-    x = random_data(np.random.default_rng(2), (8, 6), dtype)
-    program = trace(kernel, x)
-    assert copy_plan.moves_bits_only(program) == moves
-    outs, used = runs_as_gather(program, [x] * 5)
-    assert used == moves
-    for out in outs:
-        assert_bits_equal(out, run(program, [x])[0])
+    check_qualifies(kernel, random_data(np.random.default_rng(2), (8, 6), dtype), moves)

@@ -4,28 +4,20 @@ The steps that need no clone (DMA bandwidth, descriptor and packet costs, trn2's
 adaptive-pool steps need an nki-samples clone: ``python benchmarks/fit_cost.py --nki-samples CLONE --check``.
 """
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from resize_kernels.machine import cost
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from conftest import benchmark_module
+
 
 
 @pytest.fixture(scope="module")
 def fit_cost():
-    sys.path.insert(0, str(BENCHMARKS))  # fit_cost imports nki_corpus beside it
-    try:
-        spec = importlib.util.spec_from_file_location("fit_cost", BENCHMARKS / "fit_cost.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with benchmark_module("fit_cost") as module:
         yield module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
 
 
 def test_the_file_is_the_fits_output(fit_cost):

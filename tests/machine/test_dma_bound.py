@@ -1,12 +1,9 @@
 """roofline_random.py's DMA bound is a lower bound: its run merging is optimal, and no kernel's modelled time is
 below it (the bound is the argument that part of issue 41's goal is out of reach on the model)."""
 
-import importlib.util
 import itertools
 import math
 import random
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,19 +11,14 @@ import pytest
 import resize_kernels as rk
 from resize_kernels.machine.cost import target_params
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from conftest import benchmark_module
+
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCHMARKS))  # roofline_random imports roofline_panel beside it
-    try:
-        spec = importlib.util.spec_from_file_location("roofline_random", BENCHMARKS / "roofline_random.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with benchmark_module("roofline_random") as module:
         yield module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
 
 
 def brute_read_ns(columns, pixel_bytes, params) -> float:
