@@ -360,8 +360,44 @@ def test_psum_capacity_is_16_kib_per_partition():
         trace(too_big, np.zeros((1, 1), F32))
 
 
+def test_a_static_hbm_slice_past_the_end_is_taken_where_a_mask_cuts_it():
+    """nki-samples' adaptive_avg_pool2d loads in_flattened[256:384, h, w] of 288 rows under i_p < 288: NKI
+    takes a slice past the end where the mask cuts that part, in dma_copy and nl.load alike."""
+    x = np.arange(6 * 3 * 4, dtype=F32).reshape(6, 3, 4)
+
+    def kernel(a):
+        out = hbm_out((6, 3, 4))
+        i_p = nl.arange(4)[:, None, None]
+        for start in (0, 4):
+            t = nl.ndarray((nl.par_dim(4), 3, 4), dtype=nl.float32)
+            nisa.dma_copy(dst=t, src=a[start:start + 4, 0:3, 0:4], mask=(i_p + start < 6))
+            u = nl.load(a[start:start + 4, :, :], mask=(i_p + start < 6))
+            nl.store(out[i_p + start, nl.arange(3)[None, :, None], nl.arange(4)[None, None, :]], value=t + u - u,
+                     mask=(i_p + start < 6))
+        return out
+
+    program, got = simulate(kernel, x)
+    np.testing.assert_array_equal(got, x)
+    assert [d.src.shape[0] for d in program.dmas()][:2] == [4, 4]
+
+
+@pytest.mark.parametrize("use", [
+    lambda t, a, i_p: nisa.dma_copy(dst=t, src=a[4:8, 0:3, 0:4]),  # no mask
+    lambda t, a, i_p: nisa.dma_copy(dst=t, src=a[4:8, 0:3, 0:4], mask=(i_p < 3)),  # a mask that keeps row 6
+    lambda t, a, i_p: nl.load(a[4:8, 0:3, 0:4], mask=(i_p < 4)),
+    lambda t, a, i_p: nisa.tensor_copy(dst=t, src=a[4:8, 0:3, 0:4]),
+    lambda t, a, i_p: nisa.dma_copy(dst=t[0:2, 0:3, 0:4], src=a[4:6, 1:4, 0:4], mask=(i_p < 2)),  # an inner axis
+])
+def test_a_static_hbm_slice_past_the_end_is_an_error_where_nothing_cuts_it(use):
+    def kernel(a):
+        t = nl.ndarray((nl.par_dim(4), 3, 4), dtype=nl.float32)
+        use(t, a, nl.arange(4)[:, None, None])
+
+    with pytest.raises(InvalidValueError, match=r"a\[[14]:[48]\] on axis [01] \(size [36]\) is out of bounds: .*mask off"):
+        trace(kernel, np.zeros((6, 3, 4), F32))
+
+
 @pytest.mark.parametrize("index", [
-    lambda x, t, s: x[0:200, 0:300],  # an HBM tensor's slice past both ends
     lambda x, t, s: t[0:4, 2:9],  # a tile's free axis
     lambda x, t, s: t[0:128, 0:3],  # a 4-partition tile's partitions
     lambda x, t, s: t[0:5],  # partitions alone

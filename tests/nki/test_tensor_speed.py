@@ -6,6 +6,7 @@ from hypothesis import given, strategies as st
 
 from resize_kernels.errors import InvalidValueError
 from resize_kernels.nki import language as nl
+from resize_kernels.nki.index import IndexedAccess
 from resize_kernels.nki.tensor import TensorSpec
 from resize_kernels.nki.tracer import trace
 
@@ -31,8 +32,11 @@ def test_partition_slice_is_the_general_walk(rest, rows, start, stop, buffer):
         else:
             general = t[(key,)]  # a tuple key: the general walk
             assert type(fast) is type(general) and fast.tensor is general.tensor
-            assert (fast.pattern, fast.offset, fast.row_size, fast.shape) == \
-                (general.pattern, general.offset, general.row_size, general.shape)
+            if isinstance(fast, IndexedAccess):  # an HBM slice past the end, for a mask to cut
+                assert fast.key == general.key and fast._walk() == general._walk()
+            else:
+                assert (fast.pattern, fast.offset, fast.row_size, fast.shape) == \
+                    (general.pattern, general.offset, general.row_size, general.shape)
             seen.append(fast)
         out = nl.ndarray((1,), dtype=nl.float32, buffer=nl.shared_hbm)
         return out

@@ -303,3 +303,34 @@ class IndexedAccess:
             ap = AccessPattern(_storage(self.tensor), ((row_size, sizes[0]), *zip(steps[1:], sizes[1:])), offset,
                                gather[0:sizes[0], 0:1], 0, row_size)
         return cut(ap, box), box
+
+
+class SlicesPastTheEnd(IndexedAccess):
+    """``hbm[a:b, ...]`` with a slice past its axis: NKI takes it where a mask cuts what lies past the end
+    (nki-samples' adaptive_avg_pool2d loads ``in_flattened[256:384, ...]`` of 288 rows under ``i_p < N * C``);
+    used unmasked, or where the mask keeps some of it, it is the out-of-bounds error a static slice gives."""
+
+    def _walk(self):
+        t = self.tensor
+        offset, steps, sizes, self._limits = 0, [], [], []
+        for axis, (k, n, stride) in enumerate(zip(self.key, t.shape, t.storage_strides())):
+            if _is_int(k):
+                offset += int(k) * stride
+                continue
+            start, step = k.indices(n)[0], k.step or 1
+            stop = n if k.stop is None else k.stop if k.stop >= 0 else k.stop + n
+            offset += start * stride
+            steps.append(stride * step)
+            sizes.append(len(range(start, stop, step)))
+            self._limits.append((len(range(start, min(stop, n), step)), axis, k, n))
+        return offset, steps, sizes, None, 0
+
+    def to_ap(self, mask: Mask | None = None) -> tuple[AccessPattern, list[tuple[int, int]]]:
+        offset, steps, sizes, _, _ = self._walk()
+        box = mask.box(tuple(sizes)) if mask is not None else [(0, n) for n in sizes]
+        for (_, hi), (limit, axis, k, n) in zip(box, self._limits):
+            if hi > limit:
+                raise InvalidValueError(f"{self.tensor.name}[{k.start}:{k.stop}] on axis {axis} (size {n}) is out of "
+                                        f"bounds: slice bounds must lie in -{n}..{n}; slice within the axis, or mask "
+                                        f"off what lies past its end (a masked nisa.dma_copy or nl.load)")
+        return cut(AccessPattern(_storage(self.tensor), tuple(zip(steps, sizes)), offset), box), box

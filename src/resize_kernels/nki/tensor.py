@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidTypeError, InvalidValueError
 from ..machine.access import AccessPattern
 from ..machine.memory import HbmTensor, SbufTile
-from .index import IndexedAccess, IndexExpr, row_major_strides
+from .index import IndexedAccess, IndexExpr, SlicesPastTheEnd, row_major_strides
 from .promotion import is_scalar, result_dtype
 
 #: The nl elementwise functions (by ALU op name) that the tile operators call; nki.language registers them
@@ -209,6 +209,13 @@ def _full_key(key: tuple, shape: tuple, name: str) -> tuple:
     return key + (slice(None),) * (len(shape) - len(key))
 
 
+def _past_the_end(key, shape: tuple) -> bool:
+    """Whether a basic index's slice stops past its axis (and starts within it): a mask may cut that part."""
+    key = key if isinstance(key, tuple) else (key,)
+    return any(type(k) is slice and k.stop is not None and k.stop > n and (k.step or 1) > 0
+               and -n <= (k.start or 0) < n for k, n in zip(key, shape))
+
+
 def _bounds(k: slice, n: int, axis: int, name: str) -> tuple[int, int, int]:
     """A slice's (start, stop, step) on an axis of size n; a bound past the axis, an empty selection or a backward
     step is an error (numpy would clip or reverse)."""
@@ -277,6 +284,8 @@ class NkiTensor(TileOps):
     def __getitem__(self, key) -> AccessPattern | IndexedAccess:
         """Basic indexing (integers, slices) as an access pattern (a TileView on SBUF); with nl.arange
         expressions or an index tile, an IndexedAccess for nl.load / nl.store."""
+        if self.buffer != "sbuf" and _past_the_end(key, self.shape):
+            return SlicesPastTheEnd(self, _full_key(key if isinstance(key, tuple) else (key,), self.shape, self.name))
         if (type(key) is tuple and len(key) == 2 == len(self.shape) and type(key[0]) is slice
                 and type(key[1]) is slice and key[0].step is None and key[1].step is None):
             return self._rectangle(key[0], key[1])
@@ -568,4 +577,6 @@ def as_ap(x) -> AccessPattern:
         return x
     if isinstance(x, (NkiTensor, BlockTensor)):
         return x.whole
+    if isinstance(x, SlicesPastTheEnd):  # unmasked: the out-of-bounds error
+        return x.to_ap()[0]
     raise InvalidTypeError(f"expected a tensor or an access pattern, got {type(x).__name__}")
