@@ -208,3 +208,28 @@ def test_overlapping_patches_in_two_threads_leave_f_interpolate_as_it_was():
     for t in threads:
         t.join(timeout=30)
     assert F.interpolate is original
+
+
+def test_patch_interpolate_counts_the_calls_it_took_and_passed():
+    from resize_kernels.frontends.torch import InterpolatePatch, patch_interpolate
+
+    x = torch.randn(1, 3, 6, 5)
+    with patch_interpolate() as outer:
+        assert isinstance(outer, InterpolatePatch) and (outer.taken, outer.passed) == (0, 0)
+        F.interpolate(x, size=(9, 4))  # nearest: taken
+        F.interpolate(x, scale_factor=2, mode="nearest-exact")  # taken
+        F.interpolate(x, size=(9, 4), mode="bilinear")  # passed
+        with patch_interpolate() as inner:  # a nested block counts its own calls; the outer one counts them too
+            torch.nn.Upsample(size=(12, 10))(x)  # taken (nn.Upsample calls F.interpolate)
+            F.interpolate(x, size=(3, 3), mode="bicubic", align_corners=False)  # passed
+            F.interpolate(x.double(), size=(3, 3))  # nearest, but float64: passed
+        F.interpolate(x, size=(9, 4), mode="nearest", align_corners=None)  # taken
+    assert (inner.taken, inner.passed, inner.calls) == (1, 2, 3)
+    assert (outer.taken, outer.passed, outer.calls) == (4, 3, 7)
+    assert repr(outer) == "<patch_interpolate: 4 calls taken, 3 passed to torch>"
+    assert repr(inner) == "<patch_interpolate: 1 call taken, 2 passed to torch>"
+    F.interpolate(x, size=(2, 2))  # after the block: counted nowhere
+    assert (outer.taken, outer.passed) == (4, 3)
+    with patch_interpolate() as again:  # a new block starts from zero
+        F.interpolate(x, size=(2, 2), mode="bilinear")
+    assert repr(again) == "<patch_interpolate: 0 calls taken, 1 passed to torch>"

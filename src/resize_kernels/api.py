@@ -12,6 +12,7 @@ import collections
 import functools
 import math
 import threading
+import warnings
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from .compiler.hlo import Shape, custom_call_module
 from .compiler.hlo.shape import element_type
 from .compiler.passes import block_factors
 from .compiler.pipeline import compile_module
-from .errors import InvalidTypeError, InvalidValueError, ResourceError
+from .errors import InvalidTypeError, InvalidValueError, LayoutWarning, ResourceError
 from . import kernels
 from .kernels import AUTO, FORWARD, GRAD
 from .machine.cost import CostReport, program_cost, target_params
@@ -40,16 +41,51 @@ def kernel_variant(op: str, kernel: str | None, also: tuple = ()) -> str:
     return name
 
 
-def _check_array(x, what: str) -> np.ndarray:
+def _check_array(x, what: str, layout: str = "NHWC") -> np.ndarray:
     """x as a numpy array of rank 4 in native byte order (its shape and dtype are then the contract's business)."""
     if not isinstance(x, np.ndarray):
         hint = "; convert a torch tensor with .numpy() (or use resize_kernels.frontends.torch)" \
             if type(x).__module__.startswith("torch") else ""
-        raise InvalidTypeError(f"{what} requires a numpy array in NHWC layout, got {type(x).__name__}{hint}")
+        raise InvalidTypeError(f"{what} requires a numpy array in {layout} layout, got {type(x).__name__}{hint}")
     if x.ndim != 4:
-        raise InvalidValueError(f"{what} requires an NHWC array of rank 4 (batch, height, width, channels), "
-                                f"got shape {x.shape}")
+        axes = "batch, channels, height, width" if layout == "NCHW" else "batch, height, width, channels"
+        raise InvalidValueError(f"{what} requires an {layout} array of rank 4 ({axes}), got shape {x.shape}")
     return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))  # the values, in the machine's order
+
+
+#: The layouts ``resize_nearest`` takes.
+LAYOUTS = ("NHWC", "NCHW")
+
+
+def _channel_count(c: int) -> bool:
+    return c in (1, 3, 4) or (c >= 64 and c % 8 == 0)
+
+
+def _sides(h: int, w: int) -> bool:
+    return 4 * min(h, w) >= max(h, w)
+
+
+def looks_nchw(shape) -> bool:
+    """Whether an NHWC shape (N, A, B, C) reads as NCHW: A is a channel count (1, 3, 4, or a multiple of 8 from
+    64), B and C are an image's sides (at least 8, within a factor 4 of each other), and A and B are not (NHWC's
+    height and width). So 1x3x224x224 does; 1x64x64x1, 2x32x48x3, 10x30x20x1280 and 1x4x6x1280 do not."""
+    _, a, b, c = shape
+    return _channel_count(a) and min(b, c) >= 8 and _sides(b, c) and not _sides(a, b)
+
+
+def _check_layout(what: str, layout, shape) -> str:
+    """``layout`` checked ("NHWC" or "NCHW"; None: "NHWC", warning where ``shape`` reads as NCHW)."""
+    if layout is None:
+        if looks_nchw(shape):
+            _, c, h, w = shape
+            warnings.warn(f"{what} takes NHWC arrays, and shape {tuple(shape)} looks NCHW ({c} channels of {h}x{w}): "
+                          f"as NHWC it is a {c}x{h} image of {w} channels; pass layout='NCHW' to resize it as NCHW "
+                          f"(the result is NCHW too), or layout='NHWC' if it is NHWC", LayoutWarning, stacklevel=3)
+        return "NHWC"
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise InvalidValueError(f"{what} requires layout 'NHWC' or 'NCHW', got {layout!r}; None (the default) is "
+                                f"NHWC, warning where the shape looks NCHW")
+    return layout
 
 
 def _shapes(op: str, shape, size) -> tuple[tuple, tuple]:
@@ -217,7 +253,7 @@ def trace_resize_grad(dy_shape, in_hw, dtype="float32", kernel: str | None = Non
 
 def resize_nearest(x: np.ndarray, size, kernel: str | None = None, *, coordinate_transformation_mode: str | None = None,
                    nearest_mode: str | None = None, scales=None,
-                   convention: semantics.IndexConvention | None = None) -> np.ndarray:
+                   convention: semantics.IndexConvention | None = None, layout: str | None = None) -> np.ndarray:
     """Nearest-neighbour resize of an NHWC array to ``size = (out_h, out_w)`` (an int: square) on the simulated
     NeuronCore.
 
@@ -234,9 +270,20 @@ def resize_nearest(x: np.ndarray, size, kernel: str | None = None, *, coordinate
     output 9 reads source 7 by default, 6 under ONNX's 9 / (18 / 14)). ``convention``
     (``semantics.IndexConvention``) names any map instead, TensorFlow's too.
     Kernels "auto" and "rowreuse" take them all.
+
+    ``layout``: None (NHWC; a ``LayoutWarning`` where the shape looks NCHW, see
+    ``looks_nchw``), "NHWC", or "NCHW": then ``x`` is (N, C, H, W), resized as
+    its NHWC transpose, and the result is NCHW; ``size`` is (out_h, out_w) either way.
     """
     op = "resize_nearest"
+    if layout is not None and _check_layout(op, layout, None) == "NCHW":
+        x = _check_array(x, op, "NCHW")
+        y = resize_nearest(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), size, kernel, layout="NHWC",
+                           coordinate_transformation_mode=coordinate_transformation_mode, nearest_mode=nearest_mode,
+                           scales=scales, convention=convention)
+        return np.ascontiguousarray(y.transpose(0, 3, 1, 2))
     x = _check_array(x, op)
+    _check_layout(op, layout, x.shape)
     shape, other = _shapes(op, x.shape, size)
     convention = named_convention(op, convention, coordinate_transformation_mode, nearest_mode, scales)
     name = kernel_variant(op, kernel)

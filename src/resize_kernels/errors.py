@@ -1,4 +1,4 @@
-"""The errors this package raises on purpose: every one is a ResizeKernelsError.
+"""The errors this package raises on purpose: every one is a ResizeKernelsError (and LayoutWarning, a warning).
 
 Each is also the standard exception a caller would expect (ValueError for a
 value the call cannot take, TypeError for an argument of the wrong kind), so
@@ -28,6 +28,11 @@ class InstructionBudgetError(ResourceError):
     """A trace that would emit more instructions than its budget (the tracer stops it there)."""
 
 
+class LayoutWarning(UserWarning):
+    """An array given as NHWC whose shape reads as NCHW (``api.looks_nchw``): say ``layout="NCHW"`` or
+    ``layout="NHWC"`` to mean it."""
+
+
 class NotSimulatedError(ResizeKernelsError, AttributeError):
     """An NKI name (``nl.xyz``, ``nisa.xyz``) that the simulator does not provide; an AttributeError, so that
     ``hasattr`` and ``from ... import`` behave as for any missing name."""
@@ -39,3 +44,9 @@ def not_simulated(module: str, name: str) -> AttributeError:
         return AttributeError(f"module {module!r} has no attribute {name!r}")
     return NotSimulatedError(f"{module}.{name} is not simulated by resize_kernels.nki (dir({module}) lists what "
                              f"is); a kernel that uses it cannot run here yet")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """A count with its noun, as messages and reports print it: "1 pixel", "2,419 pixels" (``nouns``: an irregular
+    plural)."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

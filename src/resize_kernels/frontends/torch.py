@@ -39,7 +39,7 @@ from .. import api, contract, semantics
 from ..errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["interpolate_nearest", "ResizeNearest", "resize_nearest", "resize_nearest_grad", "forward_path",
-           "patch_interpolate", "TrainiumScaleMapWarning", "MODES"]
+           "patch_interpolate", "InterpolatePatch", "TrainiumScaleMapWarning", "MODES"]
 
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 _FORWARD_DTYPES = _DTYPES + (torch.uint8,)
@@ -201,7 +201,7 @@ def resize_nearest(x: torch.Tensor, size: list[int], scales: list[float] | None 
     nhwc = _nhwc_numpy(x)
     for seen in _Recording.calls:  # export_model_kernels is watching
         seen.append(("forward", nhwc.shape, _as_hw(hw), nhwc.dtype.name, convention))
-    return _torch_tensor(api.resize_nearest(nhwc, hw, convention=convention), like=x)
+    return _torch_tensor(api.resize_nearest(nhwc, hw, convention=convention, layout="NHWC"), like=x)
 
 
 @torch.library.custom_op("resize_kernels::resize_nearest_grad", mutates_args=())
@@ -395,12 +395,39 @@ class _Patch:
     lock = threading.Lock()
     depth = 0
     original = None
+    handles: list = []  # the blocks open now: each counts the calls made while it lasts
+
+
+class InterpolatePatch:
+    """What ``patch_interpolate()`` yields: the eager F.interpolate calls made while its block lasted (from any
+    thread, as the patch is process-wide), ``taken`` (run on the simulated NeuronCore) and ``passed`` (to torch)."""
+
+    def __init__(self):
+        self.taken = self.passed = 0
+
+    @property
+    def calls(self) -> int:
+        return self.taken + self.passed
+
+    def __repr__(self) -> str:
+        return f"<patch_interpolate: {self.taken} call{'' if self.taken == 1 else 's'} taken, {self.passed} " \
+               f"passed to torch>"
+
+
+def _count(kind: str) -> None:
+    if torch.compiler.is_compiling():  # a compiled graph's replays do not run this: count eager calls only
+        return
+    with _Patch.lock:
+        for handle in _Patch.handles:
+            setattr(handle, kind, getattr(handle, kind) + 1)
 
 
 def _patched_interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                          recompute_scale_factor=None, antialias=False):
     if mode in MODES and align_corners is None and not antialias and _routable(input):
+        _count("taken")
         return interpolate_nearest(input, size, scale_factor, mode, recompute_scale_factor)
+    _count("passed")
     return _Patch.original(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 
@@ -410,17 +437,21 @@ def patch_interpolate():
     ``nn.Upsample``) sends its "nearest" and "nearest-exact" calls on CPU NCW / NCHW dense tensors of a NeuronCore
     dtype to ``interpolate_nearest``; every other call goes to F.interpolate itself. Process-wide while any block
     lasts (not per thread: blocks may nest and overlap across threads); a name bound before the block
-    (``from torch.nn.functional import interpolate``) is not patched."""
+    (``from torch.nn.functional import interpolate``) is not patched. Yields an ``InterpolatePatch`` counting the
+    calls it took and those it passed to torch: ``with patch_interpolate() as p: ...; print(p)``."""
+    handle = InterpolatePatch()
     with _Patch.lock:
         if _Patch.depth == 0:
             _Patch.original = torch.nn.functional.interpolate
             functools.update_wrapper(_patched_interpolate, _Patch.original)
             torch.nn.functional.interpolate = _patched_interpolate
         _Patch.depth += 1
+        _Patch.handles.append(handle)
     try:
-        yield
+        yield handle
     finally:
         with _Patch.lock:
+            _Patch.handles.remove(handle)
             _Patch.depth -= 1
             if _Patch.depth == 0:
                 torch.nn.functional.interpolate = _Patch.original

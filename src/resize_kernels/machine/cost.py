@@ -152,7 +152,7 @@ from pathlib import Path
 import numpy as np
 
 from ..display import html_table
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, plural
 from ..intmath import ceil_div
 from . import dtypes
 from .access import AccessPattern
@@ -866,11 +866,21 @@ class CostReport:
             rows.append(("roofline", f"{self.roofline_us:,.1f} us: efficiency {self.efficiency:.0%} (modelled)"))
         if self.notes:
             rows.append(("notes", "; ".join(note.strip() for note in self.notes)))
-        rows += [(engine, f"{self.instructions[engine]:,} instructions, busy {self.busy_us[engine]:,.1f} us (modelled)")
-                 for engine in self.compute_engines]
-        rows.append(("dma", f"{self.dma_count:,} transfers ({self.dma_indirect:,} indirect), {self.dma_bytes:,} bytes, "
+        rows += [(engine, f"{plural(self.instructions[engine], 'instruction')}, busy {self.busy_us[engine]:,.1f} us "
+                          f"(modelled)") for engine in self.compute_engines]
+        rows.append(("dma", f"{plural(self.dma_count, 'transfer')} ({self.dma_indirect:,} indirect), "
+                            f"{plural(self.dma_bytes, 'byte')}, "
                             f"busy {self.busy_us['dma']:,.1f} us summed over {self.params.dma_engines} engines (modelled)"))
         return html_table(rows, caption=f"cost of {self.label or 'program ' + self.program}")
+
+    def _repr_png_(self) -> bytes | None:
+        """The modelled timeline, small (a notebook's picture); None without matplotlib or events."""
+        from ..display import png_bytes
+        from .timeline import draw_timeline, figure_size
+
+        if not self.events:
+            return None
+        return png_bytes(lambda fig: draw_timeline(fig, self), figure_size(self))
 
     def __str__(self) -> str:
         p, tag = self.params, f"({self.target} cost model)"
@@ -882,20 +892,22 @@ class CostReport:
             lines.append(f"  roofline {self.roofline_us:,.1f} us (the bytes a resize must move at {p.peak_dma_gbps:g} "
                          f"GB/s): efficiency {self.efficiency:.0%} (modelled)")
         for engine in self.compute_engines:
-            extra = (f" + {self.descriptor_gen_cycles:,.0f} cycles generating {self.dma_indirect:,} indirect DMAs' "
-                     f"descriptors" if engine == "gpsimd" and self.dma_indirect else "")
+            extra = (f" + {self.descriptor_gen_cycles:,.0f} cycles generating the descriptors of "
+                     f"{plural(self.dma_indirect, 'indirect DMA')}" if engine == "gpsimd" and self.dma_indirect else "")
             if engine == "tensor":
                 extra = f" at {p.tensor_ghz} GHz"
-            lines.append(f"  {engine:<7} {self.instructions[engine]:>7,} instructions {self.cycles[engine]:>12,} "
-                         f"cycles{extra}; busy modelled {self.busy_us[engine]:,.1f} us")
-        lines.append(f"  dma     {self.dma_count:>7,} transfers ({self.dma_indirect:,} indirect, "
-                     f"{self.dma_strided:,} strided), {self.dma_bytes:,} bytes, {self.dma_descriptors:,} "
-                     f"descriptors; DMA engines busy modelled {self.busy_us['dma']:,.1f} us over {p.dma_engines}")
+            count = self.instructions[engine]
+            lines.append(f"  {engine:<7} {count:>7,} {'instruction ' if count == 1 else 'instructions'} "
+                         f"{self.cycles[engine]:>12,} cycles{extra}; busy modelled {self.busy_us[engine]:,.1f} us")
+        lines.append(f"  dma     {self.dma_count:>7,} {'transfer ' if self.dma_count == 1 else 'transfers'} "
+                     f"({self.dma_indirect:,} indirect, {self.dma_strided:,} strided), "
+                     f"{plural(self.dma_bytes, 'byte')}, {plural(self.dma_descriptors, 'descriptor')}; "
+                     f"DMA engines busy, summed over {p.dma_engines} engines: modelled {self.busy_us['dma']:,.1f} us")
         for (rows, elems, nbytes, dbytes), n in self.dma_shapes.most_common(4):
-            lines.append(f"          {n:>7,} x {rows} partitions x {elems:,} elements ({nbytes:,} B per partition, "
-                         f"{dbytes:,} B per descriptor)")
+            lines.append(f"          {n:>7,} x {plural(rows, 'partition')} x {plural(elems, 'element')} ({nbytes:,} B "
+                         f"per partition, {dbytes:,} B per descriptor)")
         if len(self.dma_shapes) > 4:
-            lines.append(f"          ... {len(self.dma_shapes) - 4} more DMA shapes")
+            lines.append(f"          ... and {plural(len(self.dma_shapes) - 4, 'more DMA shape')}")
         lines.append(f"  SBUF    {self.sbuf_high_water:,} of {self.sbuf_capacity:,} bytes per partition at most")
         return "\n".join(lines)
 

@@ -5,7 +5,9 @@ that Perfetto and chrome://tracing open: one process for the NeuronCore, one
 thread (track) per engine and DMA engine, a complete event ("ph": "X") per
 instruction or DMA packet, with its name, bytes and position in the Program as
 arguments. ``plot_timeline(report, path)`` draws the same lanes with
-matplotlib (the ``plot`` extra). Every time is modelled, in microseconds.
+matplotlib (the ``plot`` extra); ``draw_timeline(fig, report)`` draws them on a
+given Figure (the report's notebook picture). Every time is modelled, in
+microseconds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..display import save_figure
 from ..errors import InvalidValueError
 
 #: Lanes top to bottom: the compute engines (the tensor engine first, where a Program uses it), then the DMA
@@ -50,22 +53,15 @@ def write_chrome_trace(report, path) -> str:
     return os.fspath(path)
 
 
-def plot_timeline(report, path) -> str:
-    """Draw the report's lanes to an image file ``path`` (PNG, SVG, ...: matplotlib's formats); returns the path."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InvalidValueError("a timeline image requires matplotlib: pip install 'resize-kernels[plot]' "
-                                "(--trace writes a Chrome trace without it)") from None
+def draw_timeline(fig, report) -> None:
+    """Draw the report's lanes on the matplotlib Figure ``fig`` (``plot_timeline`` and the report's picture)."""
     names = lanes(report)
     rows = {lane: n for n, lane in enumerate(names)}
     bars: dict[tuple, list] = {}
     for lane, name, start, end, _ in report.timeline():
         key = (lane, "descriptors" if name.endswith("descriptors") else name)
         bars.setdefault(key, []).append((start, max(end - start, 1e-3)))
-    fig, ax = plt.subplots(figsize=(12, 0.3 * len(names) + 1.5))
+    ax = fig.subplots()
     for (lane, name), spans in bars.items():
         ax.broken_barh(spans, (rows[lane] - 0.4, 0.8), facecolors=_COLOURS.get(name, "#8172b2"), linewidth=0)
     ax.set_yticks(range(len(names)), names)
@@ -76,6 +72,18 @@ def plot_timeline(report, path) -> str:
                  f"(cost model, not measured)", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return os.fspath(path)
+
+
+def figure_size(report) -> tuple:
+    """The timeline figure's size in inches: a row per lane."""
+    return (12, 0.3 * len(lanes(report)) + 1.5)
+
+
+def plot_timeline(report, path) -> str:
+    """Draw the report's lanes to an image file ``path`` (PNG, SVG, ...: matplotlib's formats); returns the path."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InvalidValueError("a timeline image requires matplotlib: pip install 'resize-kernels[plot]' "
+                                "(--trace writes a Chrome trace without it)") from None
+    return save_figure(lambda fig: draw_timeline(fig, report), figure_size(report), path)
