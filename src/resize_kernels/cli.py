@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .errors import InvalidValueError, ResizeKernelsError
+from .errors import InvalidValueError, ResizeKernelsError, plural
 
 #: The Stable Diffusion 2 inpainting UNet upsample at 936x624: 30x20 -> 59x38, 1280 channels.
 SD2_IN, SD2_OUT = (10, 30, 20, 1280), (59, 38)
@@ -90,8 +90,9 @@ def _demo(args) -> int:
         print("\n  torch is not installed, so nothing was compared with F.interpolate: "
               "pip install 'resize-kernels[torch]' adds that row")
     print("\n  Modelled times come from the cost model (calibrated on published NKI kernel latencies), not from a\n"
-          "  Trainium. The seed's float32 index arithmetic reads the wrong row or column on some output sizes\n"
-          "  (41, 47, 55, ...); ours is exact on every pair the verifier sweeps.")
+          "  Trainium. The seed's float32 index arithmetic gets columns wrong on some output widths (41, 47, 55,\n"
+          "  ...): at 30x20 -> 59x41, pixels of output column 0 read one column past the end of their source row\n"
+          "  (the next row's first pixel). Ours is exact on every pair the verifier sweeps.")
     if args.listing:
         print(f"\n{listing}")
     print("\nNext:")
@@ -191,34 +192,38 @@ def _verify(args) -> int:
 
 
 def _convention(args):
-    """The map --coordinate-transformation-mode / --nearest-mode (ONNX's), --tensorflow-mode or --convention name;
-    None: the compiler's."""
+    """The map --coordinate-transformation-mode / --nearest-mode (ONNX's), --tensorflow-mode or --convention name
+    (inspect has --convention only); None: the compiler's."""
     from . import semantics
     from .api import named_convention
 
-    given_onnx = args.coordinate_transformation_mode is not None or args.nearest_mode is not None
-    named = [flag for flag, given in (("--coordinate-transformation-mode / --nearest-mode", given_onnx),
-                                      ("--tensorflow-mode", args.tensorflow_mode is not None),
+    ctm, nearest = getattr(args, "coordinate_transformation_mode", None), getattr(args, "nearest_mode", None)
+    tensorflow, onnx = getattr(args, "tensorflow_mode", None), (ctm, nearest) != (None, None)
+    named = [flag for flag, given in (("--coordinate-transformation-mode / --nearest-mode", onnx),
+                                      ("--tensorflow-mode", tensorflow is not None),
                                       ("--convention", args.convention is not None)) if given]
     if len(named) > 1:
-        raise InvalidValueError(f"verify takes one way of naming the map, got {' and '.join(named)}; give one")
+        raise InvalidValueError(f"{args.command} takes one way of naming the map, got {' and '.join(named)}; give one")
+    if args.convention == "all" and args.command == "inspect":
+        raise InvalidValueError("inspect --convention requires one convention key, got 'all'; name one "
+                                "(semantics.conventions() lists them)")
     if args.convention == "all":
         raise InvalidValueError("--convention all takes --sweep (each convention in turn); name one convention to "
                                 "verify a single shape")
     if args.convention is not None:
         return semantics.IndexConvention.from_key(args.convention)
-    if args.tensorflow_mode is not None:
-        if args.tensorflow_mode not in semantics.TENSORFLOW_MODES:
+    if tensorflow is not None:
+        if tensorflow not in semantics.TENSORFLOW_MODES:
             raise InvalidValueError(f"--tensorflow-mode requires one of {', '.join(semantics.TENSORFLOW_MODES)}, "
-                                    f"got {args.tensorflow_mode!r}")
-        return semantics.TENSORFLOW_MODES[args.tensorflow_mode]
-    return named_convention("verify", None, args.coordinate_transformation_mode, args.nearest_mode)
+                                    f"got {tensorflow!r}")
+        return semantics.TENSORFLOW_MODES[tensorflow]
+    return named_convention(args.command, None, ctm, nearest)
 
 
 def _sweep(args) -> int:
     """One kernel (the default unless --kernel) over every pair per axis; pairs it does not take are not failures."""
-    from .verifier import (FORWARD, GRAD, check_json_path, check_plot_path, plot_failures, random_shapes, sweep, verify,
-                           verify_grad, write_json)
+    from .verifier import (FORWARD, GRAD, check_json_path, check_plot_path, end_pool, local_pool, plot_failures,
+                           random_shapes, sweep, verify, verify_grad, write_json)
 
     op = GRAD if args.grad else FORWARD
     if args.grad and args.dtype:
@@ -237,10 +242,8 @@ def _sweep(args) -> int:
     client = _dask_client(args.dask) if args.dask else None
     pool = None
     if client is None and len(conventions) > 1 and args.jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(args.jobs)
-    results, ok = [], True
+        pool = local_pool(args.jobs)
+    results, ok, finished = [], True, False
     try:
         axes = ["w", "h"] if args.axis == "both" else [args.axis]
         steps = len(axes) * len(conventions) + bool(shapes)
@@ -254,14 +257,18 @@ def _sweep(args) -> int:
             print("\n".join([head + f"  [{result.seconds:.1f} s]", *rest]))
             results.append(result)
             ok &= not result.failures
+        finished = True
     finally:
         client and client.close()
-        pool and pool.shutdown(cancel_futures=True)
+        if pool and finished:
+            pool.shutdown()
+        elif pool:  # stopped (Ctrl-C): its workers end now, not after their chunks
+            end_pool(pool)
     if shapes:
         from tqdm import tqdm
 
         if sys.stderr.isatty():
-            print(f"[{steps}/{steps}] {len(shapes)} random 2-D shapes", file=sys.stderr)
+            print(f"[{steps}/{steps}] {plural(len(shapes), 'random 2-D shape')}", file=sys.stderr)
         check = verify_grad if args.grad else verify
         reports = [check(i, o, args.kernel, convention=convention, **dtype)
                    for convention in conventions
@@ -270,10 +277,11 @@ def _sweep(args) -> int:
         bad = [r for r in reports if r.applicable and not r.ok]
         bad_random = [[list(r.in_shape), list(r.out_shape)] for r in bad]
         each = f" x {len(conventions)} conventions" if len(conventions) > 1 else ""
-        print(f"{'gradient ' if args.grad else ''}kernel {results[0].kernel!r}: {len(shapes)} random 2-D shapes{each} "
-              f"up to {args.max_size}: {len(reports) - len(bad) - refused} exact"
-              + (f", {refused} not applicable" if refused else "")
-              + "".join(f"\n  {r}" for r in bad[:5]))
+        print(f"{'gradient ' if args.grad else ''}kernel {results[0].kernel!r}: "
+              f"{plural(len(shapes), 'random 2-D shape')}{each} up to {args.max_size}: "
+              f"{len(reports) - len(bad) - refused} exact" + (f", {refused} not applicable" if refused else "")
+              + "".join(f"\n  {r}" for r in bad[:5])
+              + (f"\n  ... and {plural(len(bad) - 5, 'more shape')} not exact" if len(bad) > 5 else ""))
         ok &= not bad
     if plot:
         print(f"wrote {plot_failures(results, plot)}")
@@ -359,12 +367,12 @@ def _add_compile_command(sub) -> None:
 
 
 def _inspect(args) -> int:
-    from .api import cost, trace_resize
     from .verifier import check_json_path, check_plot_path
 
     trace = check_json_path(args.trace, "--trace (a Chrome trace)") if args.trace else None  # before the work
     timeline = check_plot_path(args.timeline, "--timeline") if args.timeline else None
-    report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target)
+    convention = _convention(args)
+    report, program = (_grad_cost if args.grad else _forward_cost)(args, convention)
     print(report)
     print()
     print(report.schedule(limit=args.listing))
@@ -375,10 +383,42 @@ def _inspect(args) -> int:
                   f"https://ui.perfetto.dev or chrome://tracing)")
         if timeline:
             print(f"wrote {plot_timeline(report, timeline)}")
-    program = trace_resize(args.in_shape, args.out_shape[1:3], "float32", args.kernel)
     print()
     print(program.listing(limit=args.listing))
     return 0
+
+
+def _forward_cost(args, convention):
+    """(CostReport, Program) of the forward kernel inspect shows."""
+    from .api import cost, trace_resize
+    from .contract import resize_dtype
+
+    dtype = resize_dtype("inspect", args.dtype).name
+    report = cost(args.in_shape, args.out_shape, kernel=args.kernel, target=args.target, dtype=dtype,
+                  convention=convention)
+    return report, trace_resize(args.in_shape, args.out_shape[1:3], dtype, args.kernel, convention=convention)
+
+
+def _grad_cost(args, convention):
+    """(CostReport, Program) of the gradient kernel of --in -> --out (dy of --out's shape -> dx of --in's)."""
+    from . import contract
+    from .api import trace_resize_grad
+    from .machine.cost import program_cost
+
+    dtype = contract.grad_dtype("inspect --grad", args.dtype).name
+    in_shape, out_shape = contract.resize_shapes("inspect", args.in_shape, args.out_shape)
+    program = trace_resize_grad(out_shape, in_shape[1:3], dtype, args.kernel, convention=convention)
+    chosen = program.selection
+    pick = f"{chosen.label}, auto's pick" if args.kernel in (None, "auto") else chosen.label
+    where = f" for {convention.describe()}" if convention is not None and not convention.is_default else ""
+    report = program_cost(program, args.target, label=f"gradient kernel {pick}{where}, dy {_dims(out_shape)} -> "
+                                                      f"dx {_dims(in_shape)} {dtype}")
+    report.notes = tuple(str(chosen).splitlines()) if args.kernel in (None, "auto") else ()
+    return report, program
+
+
+def _dims(shape) -> str:
+    return "x".join(map(str, shape))
 
 
 def _export(args) -> int:
@@ -432,13 +472,21 @@ def _add_export_command(sub) -> None:
 
 def _add_inspect_command(sub) -> None:
     ins = sub.add_parser("inspect", help="a kernel's modelled cost on a NeuronCore, next to its program listing",
-                         description="Trace a forward kernel for one shape (float32), print the cost model's "
-                                     "report (instructions and cycles per engine, DMA traffic and descriptors, "
-                                     "SBUF use, modelled time, roofline and efficiency; the model's parameters are "
+                         description="Trace a kernel for one shape and dtype (the forward resize, or with "
+                                     "--grad its gradient), print the cost model's report (instructions and cycles "
+                                     "per engine, DMA traffic and descriptors, SBUF use, modelled time, roofline "
+                                     "and efficiency; the model's parameters are "
                                      "documented figures or fitted to public measurements, see machine/cost.py) and "
                                      "the first instructions of the program.")
     _add_shape_arguments(ins)
-    ins.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP)
+    ins.add_argument("--kernel", default=None, metavar="NAME", help=KERNEL_HELP + " (with --grad, a gradient kernel's)")
+    ins.add_argument("--dtype", default="float32", help="the tensor dtype (default float32; bfloat16, uint8, ...; "
+                                                        "with --grad float32, float16 or bfloat16)")
+    ins.add_argument("--grad", action="store_true",
+                     help="the gradient kernel of that resize instead (dy of --out's shape -> dx of --in's)")
+    ins.add_argument("--convention", metavar="KEY", default=None,
+                     help="the index convention IndexConvention.from_key names (e.g. "
+                          "onnx/half_pixel/round_prefer_ceil; default: the compiler's map)")
     ins.add_argument("--target", choices=TARGETS, default="trn1", help="trn1 (NeuronCore-v2, default) or trn2 (v3)")
     ins.add_argument("--listing", type=_non_negative, default=40, metavar="N",
                      help="instructions of the schedule and the listing to print (default 40)")

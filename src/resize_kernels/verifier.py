@@ -21,6 +21,7 @@ import math
 import os
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import numpy as np
 from . import contract, semantics
 from .api import kernel_variant, named_convention, nhwc_out_shape, trace_resize, trace_resize_grad
 from .display import html_table as _html_table
-from .errors import InvalidTypeError, InvalidValueError, ResizeKernelsError
+from .errors import InvalidTypeError, InvalidValueError, ResizeKernelsError, plural
 from .kernels import FORWARD, GRAD
 from .machine.errors import OutOfBoundsError
 from .machine.memory import check_host_memory
@@ -59,6 +60,8 @@ class VerifyReport:
     op: str = FORWARD  # or GRAD: then pixels are dx's, and first_wrong holds ((b, h, w), expected, got) values
     convention: str | None = None  # the index convention checked (IndexConvention.describe()), None: the compiler's
     dtype: str = "int32"  # the Program's dtype (the index image's pieces, viewed as it)
+    wrong_rows: tuple = ()  # the rows (h) of the output (dx for GRAD) that hold wrong pixels
+    wrong_columns: tuple = ()  # and their columns (w)
 
     @property
     def applicable(self) -> bool:
@@ -71,7 +74,8 @@ class VerifyReport:
     def _repr_html_(self) -> str:
         return _html_table([("kernel", self.kernel), ("shape", _shapes(self.in_shape, self.out_shape)),
                             ("result", str(self).splitlines()[0].split(": ", 2)[-1])]
-                           + [("first wrong", line.strip()) for line in str(self).splitlines()[1:4]])
+                           + [("first wrong", line.strip()) for line in str(self).splitlines()[1:]
+                              if line.startswith(("  output ", "  dx "))][:3])
 
     def __str__(self) -> str:
         grad = self.op == GRAD
@@ -79,14 +83,15 @@ class VerifyReport:
                 f"{f' ({self.convention})' if self.convention else ''}{_dtype_label(self.dtype)}: "
                 f"NHWC {'x'.join(map(str, self.in_shape))} -> "
                 f"{'x'.join(map(str, self.out_shape))}: ")
-        pixels = f"{math.prod(self.in_shape[:3]):,} input-gradient" if grad else f"{math.prod(self.out_shape[:3]):,} output"
+        total = math.prod((self.in_shape if grad else self.out_shape)[:3])
+        pixels = plural(total, "input-gradient pixel" if grad else "output pixel")
         if self.ok:
-            return head + f"exact ({pixels} pixels checked)"
+            return head + f"exact ({pixels} checked)"
         if not self.applicable:
             return head + f"not applicable: {self.not_applicable}"
         if self.out_of_bounds:
             return head + f"NOT exact: out-of-bounds read\n  {self.out_of_bounds}"
-        lines = [head + f"NOT exact: {self.wrong_pixels:,} of {pixels} pixels wrong"]
+        lines = [head + f"NOT exact: {self.wrong_pixels:,} of {pixels} wrong"]
         for out, want, got in self.first_wrong:
             if grad:
                 lines.append(f"  dx {_nhw(out)} channel 0: expected {want}, got {got}")
@@ -94,8 +99,27 @@ class VerifyReport:
             got_text = "unwritten or a foreign element" if got is None else f"source {_nhw(got)}"
             lines.append(f"  output {_nhw(out)}: expected source {_nhw(want)}, got {got_text}")
         if self.wrong_pixels > len(self.first_wrong):
-            lines.append(f"  ... {self.wrong_pixels - len(self.first_wrong):,} more")
+            lines.append(f"  ... and {plural(self.wrong_pixels - len(self.first_wrong), 'more wrong pixel')}")
+        if self.wrong_pixels > 1 and self.wrong_columns:
+            shape, what = (self.in_shape, "dx") if grad else (self.out_shape, "output")
+            lines.append(f"  the {self.wrong_pixels:,} wrong pixels lie in "
+                         f"{plural(len(self.wrong_columns), what + ' column')} of {shape[2]:,} "
+                         f"(w={_cut_list(self.wrong_columns)}), on {plural(len(self.wrong_rows), what + ' row')} of "
+                         f"{shape[1]:,} (h={_cut_list(self.wrong_rows)})")
         return "\n".join(lines)
+
+
+def _cut_list(items, limit: int = 10) -> str:
+    """``items`` joined by commas, the first ``limit`` of them and "... and K more"."""
+    items = list(items)
+    more = f", ... and {len(items) - limit:,} more" if len(items) > limit else ""
+    return ", ".join(map(str, items[:limit])) + more
+
+
+def _where_wrong(bad: np.ndarray) -> dict:
+    """The rows and columns of a (batch, h, w) mask of wrong pixels, as VerifyReport keeps them."""
+    _, h, w = np.nonzero(bad)
+    return {"wrong_rows": tuple(np.unique(h).tolist()), "wrong_columns": tuple(np.unique(w).tolist())}
 
 
 def _shapes(in_shape, out_shape) -> str:
@@ -155,7 +179,7 @@ def verify(in_shape, out_shape, kernel: str | None = None, *, coordinate_transfo
         consistent = g[0] >= 0 and g[0] % c == 0 and np.array_equal(g, np.arange(c) + g[0]) and pix < n * in_h * in_w
         source = tuple(map(int, np.unravel_index(pix, (n, in_h, in_w)))) if consistent else None
         first.append(((b, oh, ow), tuple(map(int, expected)), source))
-    return report(wrong == 0, wrong, first_wrong=first)
+    return report(wrong == 0, wrong, first_wrong=first, **_where_wrong(bad))
 
 
 def run_pieces(executable, labels: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -222,7 +246,7 @@ def verify_grad(in_shape, out_shape, kernel: str | None = None, *, coordinate_tr
         return VerifyReport(name, in_shape, out_shape, False, None, out_of_bounds=str(e), op=GRAD, convention=label)
     wrong = int(bad.sum())
     return VerifyReport(name, in_shape, out_shape, wrong == 0, wrong, first_wrong=first_wrong, op=GRAD,
-                        convention=label)
+                        convention=label, **_where_wrong(bad))
 
 
 # -- sweeps ------------------------------------------------------------------------------------------
@@ -284,6 +308,12 @@ class SweepResult:
                             ("pairs", f"{self.checked:,}"), ("result", head.split(": ")[-1]),
                             ("time", f"{self.seconds:.1f} s")] + [("", line.strip()) for line in rest[:6]])
 
+    def _repr_png_(self) -> bytes | None:
+        """The sweep as ``plot_failures`` draws it, small (a notebook's picture); None without matplotlib."""
+        from .display import draw_failures, png_bytes
+
+        return png_bytes(lambda fig: draw_failures(fig, [self]), (5, 4.6))
+
     @property
     def exact(self) -> int:
         return self.checked - len(self.failures) - len(self.not_applicable)
@@ -308,8 +338,7 @@ class SweepResult:
     def summary(self, listed: int = 8) -> str:
         head = (f"{'gradient ' if self.op == GRAD else ''}kernel {self.kernel!r}"
                 f"{f' ({self.convention})' if self.convention else ''}{_dtype_label(self.dtype)}, axis {self.axis}: "
-                f"{self.checked:,} (in, out) "
-                f"pairs in {self.low}..{self.n}: ")
+                f"{plural(self.checked, '(in, out) pair')} in {self.low}..{self.n}: ")
         if not self.failures and not self.not_applicable:
             return head + "all exact"
         oob = sum(w is None for _, _, w in self.failures)
@@ -323,10 +352,11 @@ class SweepResult:
         if not self.failures:
             return "\n".join(lines)
         outs = sorted({o for _, o, _ in self.failures})
-        lines.append(f"  output sizes affected ({len(outs)}): " + ", ".join(map(str, outs[:40]))
-                     + (" ..." if len(outs) > 40 else ""))
+        lines.append(f"  output sizes affected ({len(outs)}): " + _cut_list(outs, 40))
         for i, o, w in self.failures[:listed]:
-            lines.append(f"  {i} -> {o}: " + ("out-of-bounds read" if w is None else f"{w} wrong pixels"))
+            lines.append(f"  {i} -> {o}: " + ("out-of-bounds read" if w is None else plural(w, "wrong pixel")))
+        if len(self.failures) > listed:
+            lines.append(f"  ... and {plural(len(self.failures) - listed, 'more pair')} not exact")
         return "\n".join(lines)
 
 
@@ -348,6 +378,9 @@ RETRIES = 3
 #: Seconds a sweep waits for its next chunk to finish before it takes the unfinished ones for lost (a chunk takes
 #: seconds: about 10 s at in sizes past 1,024 of a 1..4096 axis).
 CHUNK_TIMEOUT = 600.0
+#: Seconds a sweep waits on its chunks at a time: Ctrl-C delivered to another thread (the pool's) is only seen
+#: when the main thread wakes.
+WAKE_SECONDS = 0.25
 #: The largest checkpoint a sweep reads (a 1..4096 sweep of both axes writes about 3 MB).
 MAX_CHECKPOINT_BYTES = 256 << 20
 
@@ -511,15 +544,22 @@ def sweep(n, axis: str = "w", kernel: str | None = None, jobs: int = 1, progress
     chunks = sweep_chunks(name, axis, low, n, chunk_pairs, op, key, dtype)
     record = Checkpoint(checkpoint) if checkpoint is not None else None
     merged = ChunkResult([], [], None, {})
+    total, resumed = len(chunks), []
     if record:
         before = record.load()
-        for chunk in [c for c in chunks if c in before]:
+        resumed = [c for c in chunks if c in before]
+        for chunk in resumed:
             merged.add(before[chunk])
         chunks = [c for c in chunks if c not in before]
         if record.stale and progress:
-            print(f"{record.path}: {record.stale} chunks were checked by other code (the kernels, tracer or machine "
-                  f"model changed since): they do not count", file=sys.stderr)
-    bar = _progress(sum(c.pairs for c in chunks), f"{name}/{axis}") if progress and chunks else None
+            print(f"{record.path}: {plural(record.stale, 'chunk')} checked by other code (the kernels, tracer or "
+                  f"machine model changed since) {'does' if record.stale == 1 else 'do'} not count", file=sys.stderr)
+        if resumed and progress:
+            print(f"{name}/{axis} resumed: {len(resumed):,} of {plural(total, 'chunk')} from {record.path}",
+                  file=sys.stderr)
+    done_pairs = sum(c.pairs for c in resumed)
+    bar = _progress(done_pairs + sum(c.pairs for c in chunks), f"{name}/{axis}", initial=done_pairs) \
+        if progress and chunks else None
     jobs = max(1, min(jobs, os.cpu_count() or 1, len(chunks)))
     t0 = time.perf_counter()
 
@@ -619,27 +659,29 @@ class Checkpoint:
 def _run_chunks(chunks: list[Chunk], executor, jobs: int, done, timeout: float) -> None:
     """Run ``chunks`` on ``executor`` (or a local pool we own), retrying those whose worker was lost: on a fresh
     pool of ours, or on the caller's while it takes work; SweepError naming the chunks lost where it does not."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     attempts = dict.fromkeys(chunks, 0)
     while attempts:
-        pool = executor or ProcessPoolExecutor(jobs, mp_context=_fork(), initializer=_ignore_interrupt)
-        finished = False
+        pool = executor or local_pool(jobs)
+        finished, futures = False, {}
         try:
-            futures = {}
             for chunk in attempts:
                 try:
                     futures[pool.submit(check_chunk, chunk)] = chunk
                 except Exception as error:  # noqa: BLE001 - a broken pool, a closed client: it takes no work
                     raise _lost(attempts, f"the executor refused work: {type(error).__name__}: {error}") from error
-            pending = set(futures)
+            pending, deadline = set(futures), time.monotonic() + timeout
             while pending:
-                ready, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+                ready, pending = wait(pending, timeout=max(0.0, min(WAKE_SECONDS, deadline - time.monotonic())),
+                                      return_when=FIRST_COMPLETED)
+                if not ready and time.monotonic() < deadline:
+                    continue
                 if not ready:  # none finished in time: every unfinished chunk counts as lost
                     for future in pending:
-                        future.cancel()
                         _lost_once(attempts, futures[future], f"no result within {timeout:g} s")
                     break
+                deadline = time.monotonic() + timeout
                 for future in ready:
                     chunk = futures[future]
                     try:
@@ -653,8 +695,38 @@ def _run_chunks(chunks: list[Chunk], executor, jobs: int, done, timeout: float) 
                     done(chunk, result)
             finished = not pending
         finally:
-            if executor is None:  # ours: wait for a clean exit, or on an error (Ctrl-C) drop what is queued
-                pool.shutdown(wait=finished, cancel_futures=not finished)
+            if finished and executor is None:
+                pool.shutdown()
+            elif executor is None or pool in _LOCAL_POOLS:  # stopped (Ctrl-C, an error, a timeout): workers end now
+                end_pool(pool)
+            elif not finished:  # the caller's: what it has not started is dropped
+                for future in futures:
+                    future.cancel()
+
+
+#: The pools ``local_pool`` made: a sweep stopped on one ends it (``end_pool``) rather than cancel its futures.
+_LOCAL_POOLS: weakref.WeakSet = weakref.WeakSet()
+
+
+def local_pool(jobs: int):
+    """A pool of ``jobs`` forked sweep workers that leave Ctrl-C to the parent (end it with ``end_pool``)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(jobs, mp_context=_fork(), initializer=_ignore_interrupt)
+    _LOCAL_POOLS.add(pool)
+    return pool
+
+
+def end_pool(pool) -> None:
+    """Stop a local process pool at once: drop its queued chunks and terminate its workers.
+
+    Only the pool's own thread cancels its futures (``cancel_futures``): a future
+    cancelled from outside makes Python 3.11's pool thread fail with
+    InvalidStateError when the terminated workers break the pool."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
 
 
 def _lost_once(attempts: dict, chunk, why: str) -> None:
@@ -668,7 +740,7 @@ def _lost(attempts: dict, why: str) -> SweepError:
     """The error of a sweep whose executor takes no more work: why, and the chunks not done."""
     names = ", ".join(str(c) for c in list(attempts)[:3]) + (f", ... {len(attempts) - 3:,} more"
                                                            if len(attempts) > 3 else "")
-    return SweepError(f"sweep lost {len(attempts):,} chunks ({names}): {why}; rerun with a working executor "
+    return SweepError(f"sweep lost {plural(len(attempts), 'chunk')} ({names}): {why}; rerun with a working executor "
                       f"(a --checkpoint file keeps the chunks done)")
 
 
@@ -688,10 +760,11 @@ def random_shapes(count: int, max_size: int, seed: int = 0) -> list[tuple[tuple,
     return [((1, ih, iw, 1), (1, oh, ow, 1)) for ih, iw, oh, ow in sides]
 
 
-def _progress(total: int, desc: str):
+def _progress(total: int, desc: str, initial: int = 0):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="pairs", unit_scale=True, disable=None)  # None: quiet when not on a terminal
+    return tqdm(total=total, desc=desc, unit="pairs", unit_scale=True, initial=initial,
+                disable=None)  # None: quiet when not on a terminal
 
 
 def check_plot_path(path, what: str = "a plot") -> Path:
@@ -753,29 +826,8 @@ def plot_failures(results: list[SweepResult], path) -> Path:
     path = check_plot_path(path)
     if not results:
         raise InvalidValueError("plot_failures requires at least one SweepResult, got none")
-    import matplotlib
-    import matplotlib.patches
+    from .display import draw_failures, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4.6), squeeze=False)
-    for ax, r in zip(axes[0], results):
-        pts = np.array([(i, o) for i, o, _ in r.failures]).reshape(-1, 2)
-        oob = np.array([(i, o) for i, o, w in r.failures if w is None]).reshape(-1, 2)
-        na = np.array(r.not_applicable).reshape(-1, 2)
-        side = r.n - r.low + 1
-        ax.add_patch(matplotlib.patches.Rectangle((r.low - 0.5, r.low - 0.5), side, side, color="honeydew",
-                                                  label=f"checked ({r.checked:,} pairs, {r.exact:,} exact)"))
-        if len(na):
-            ax.scatter(na[:, 1], na[:, 0], s=1, c="lightgrey", label=f"not applicable ({len(na):,})")
-        ax.scatter(pts[:, 1], pts[:, 0], s=2, c="tab:red", label=f"wrong ({len(pts):,})")
-        if len(oob):
-            ax.scatter(oob[:, 1], oob[:, 0], s=4, c="black", label=f"out of bounds ({len(oob):,})")
-        ax.set(xlim=(r.low - 1, r.n + 1), ylim=(r.low - 1, r.n + 1), xlabel=f"output size ({r.axis})", ylabel=f"input size ({r.axis})",
-               title=f"kernel {r.kernel!r}, axis {r.axis}: {len(r.failures):,} of {r.checked:,} pairs not exact")
-        ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format=path.suffix.lower().lstrip("."))
-    plt.close(fig)
+    save_figure(lambda fig: draw_failures(fig, results), (5 * len(results), 4.6), path, dpi=110,
+                format=path.suffix.lower().lstrip("."))
     return path

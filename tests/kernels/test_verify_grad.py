@@ -19,7 +19,8 @@ from resize_kernels.verifier import GRAD, SweepResult, sweep, verify_grad
 def test_default_gradient_kernel_is_exact(in_shape, out_shape):
     report = verify_grad(in_shape, out_shape)
     assert report.ok and report.wrong_pixels == 0
-    assert f"exact ({np.prod(in_shape[:3]):,} input-gradient pixels checked)" in str(report)
+    pixels = np.prod(in_shape[:3])
+    assert f"exact ({pixels:,} input-gradient pixel{'s' if pixels != 1 else ''} checked)" in str(report)
 
 
 def broken_grad_kernel(dy_tensor, in_shape):
