@@ -1,6 +1,6 @@
-"""The house is one-way: every import points down the README's layer order, and no modules import each other.
+"""The house is one-way: every import points down the layer order of docs/design.md, and no modules import each other.
 
-The order is written once, in the README's "Layers, top to bottom:" line; this
+The order is written once, in docs/design.md's "Layers, top to bottom:" line; this
 test reads it from there. Every import counts, including those inside functions
 (a lazy import that runs back up is still an arrow back up).
 """
@@ -13,11 +13,11 @@ PACKAGE = ROOT / "src" / "resize_kernels"
 
 
 def layers() -> dict[str, int]:
-    """Top-level part of the package -> its rank (0 at the top), from the README."""
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("Layers, top to bottom:"))
+    """Top-level part of the package -> its rank (0 at the top), from docs/design.md."""
+    line = next(line for line in (ROOT / "docs" / "design.md").read_text().splitlines() if line.startswith("Layers, top to bottom:"))
     order = line.split(":", 1)[1].strip().rstrip(".").split(" > ")
     ranks = {part.strip("` "): rank for rank, group in enumerate(order) for part in group.split(",")}
-    assert len(ranks) > 2, "the README's layer line names no layers"
+    assert len(ranks) > 2, "docs/design.md's layer line names no layers"
     return {**ranks, "__init__": 0}  # the package's __init__ counts with the top layer
 
 
@@ -60,7 +60,7 @@ def layer_of(module: str, ranks: dict) -> str:
 def test_every_module_has_a_layer():
     ranks = layers()
     missing = sorted({layer_of(m, ranks) for m in modules()} - set(ranks))
-    assert not missing, f"modules outside every layer of the README's line: {missing}"
+    assert not missing, f"modules outside every layer of docs/design.md's line: {missing}"
 
 
 def test_imports_point_down():

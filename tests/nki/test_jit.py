@@ -57,13 +57,13 @@ def test_the_listing_names_the_source_line_that_issued_each_instruction():
     assert f"  # test_jit.py:{where['tensor_scalar']}" in program.listing().splitlines()[4]
 
 
-def test_the_readmes_nki_example_runs_as_written(tmp_path):
+def test_the_docs_nki_example_runs_as_written(tmp_path):
     import pathlib
     import subprocess
     import sys
 
-    readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
-    section = readme.split("## Run your own NKI kernel", 1)[1]
+    page = (pathlib.Path(__file__).parents[2] / "docs" / "nki.md").read_text()
+    section = page
     code = section.split("```python", 1)[1].split("```", 1)[0]
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
 """resize_nearest_fixed_dma_kernel: the seed's lowered variant (private_nkl/resize.py), as written.
 
-Its arithmetic is kept, defects included (README, "What it is"; ``resize-kernels
+Its arithmetic is kept, defects included (docs/kernels.md; ``resize-kernels
 verify --kernel seed`` lists them): the reciprocal multiply misplaces pixels for
 widths such as 41, and float32 positions stop being exact at 2**24. It is the
 ``kernel="seed"`` variant.
