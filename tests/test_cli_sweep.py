@@ -17,6 +17,12 @@ def children(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C's default action, as a terminal's foreground command has it: a suite started in the background
+    (``nohup ... &``, as CI may be) has SIGINT ignored, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").exists() or (os.cpu_count() or 1) < 2,
                     reason="needs Linux's /proc and two cores (one job runs the sweep in process)")
 @pytest.mark.parametrize("more", [[], ["--convention", "all"]])  # the sweep's pool, and the command's
@@ -24,7 +30,8 @@ def test_ctrl_c_on_a_sweep_returns_the_prompt_within_seconds(more):
     """The workers are ended, not left to run the chunks they hold (or, once the pool is gone, every chunk). Ctrl-C
     goes to the terminal's whole process group: the workers leave it to the command."""
     proc = subprocess.Popen([sys.executable, "-m", "resize_kernels", "verify", "--sweep", "512", "--jobs", "2", *more],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.monotonic() + 60
         while len(children(proc.pid)) < 2 and time.monotonic() < deadline:  # the pool's workers have started
