@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import resize_kernels as rk
 from resize_kernels import semantics as S
-from resize_kernels.errors import InvalidTypeError, InvalidValueError
+from resize_kernels.errors import InvalidValueError
 from resize_kernels.kernels.rows import resize_nearest_rows_kernel
 from resize_kernels.machine.simulator import Executable
 from resize_kernels.nki import trace
@@ -257,8 +257,9 @@ def test_conventions_api_errors():
         rk.resize_nearest(x, (8, 8), nearest_mode="ceil", convention=S.COMPILER)
     with pytest.raises(InvalidValueError, match="scales only with ONNX's"):
         rk.resize_nearest(x, (8, 8), scales=(2.0, 2.0))
-    with pytest.raises(InvalidTypeError, match="IndexConvention"):
-        rk.resize_nearest(x, (8, 8), convention="half_pixel")
+    with pytest.raises(InvalidValueError, match="convention 'jax', a key such as 'onnx/half_pixel/floor' or an "
+                                                "IndexConvention, got 'half_pixel'"):
+        rk.resize_nearest(x, (8, 8), convention="half_pixel")  # a name is 'jax' or a key
     with pytest.raises(InvalidValueError, match="it would be 9"):
         rk.resize_nearest(x, (8, 8), coordinate_transformation_mode="half_pixel", scales=(2.3, 2.3))
 
@@ -378,7 +379,7 @@ def test_the_command_line_proves_a_convention(capsys):
 
 def test_conventions_lists_every_map_once():
     listed = S.conventions()
-    assert len({c.key for c in listed}) == len(listed) == 20 + 3 + len(S.TORCH_PATHS)
+    assert len({c.key for c in listed}) == len(listed) == 20 + 3 + 1 + len(S.TORCH_PATHS)  # onnx, tf, jax, torch
     assert all(S.IndexConvention.from_key(c.key) == c and not c.is_default for c in listed)
 
 

@@ -216,6 +216,13 @@ def named_convention(what: str, convention=None, coordinate_transformation_mode=
     None for the compiler's map."""
     if convention is not None and (coordinate_transformation_mode, nearest_mode, scales) != (None, None, None):
         raise InvalidValueError(f"{what} takes either convention or ONNX's mode names (and scales), not both")
+    if isinstance(convention, str):  # "jax", or a key: "onnx/half_pixel/round_prefer_ceil"
+        if convention == "jax":
+            return semantics.JAX
+        if convention.count("/") not in (2, 3):
+            raise InvalidValueError(f"{what} requires convention 'jax', a key such as 'onnx/half_pixel/floor' or an "
+                                    f"IndexConvention, got {convention!r}")
+        return semantics.IndexConvention.from_key(convention)
     return convention if convention is not None else index_convention(coordinate_transformation_mode, nearest_mode,
                                                                       scales)
 

@@ -192,6 +192,8 @@ ARITHMETIC_PAIRS = {
     "onnx": tuple((c, n) for c in COORDINATE_MODES for n in NEAREST_MODES),
     # TensorFlow's ResizeNearestNeighbor CPU kernel: plain, align_corners (roundf), half_pixel_centers, float32
     "tensorflow": (("asymmetric", "floor"), ("align_corners", "round_prefer_ceil"), ("tf_half_pixel_for_nn", "floor")),
+    # jax.image.resize(method="nearest"): floor((d + 0.5) * in / out), float32, as XLA compiles JAX's formula
+    "jax": (("tf_half_pixel_for_nn", "floor"),),
 }
 #: torch's two CPU index computations (aten/src/ATen/native/cpu/UpSampleKernel.cpp, UpSample.h, torch 2.13):
 #: "generic", the TensorIterator kernel's tables (HelperInterpNearest / HelperInterpNearestExact::
@@ -207,7 +209,7 @@ TORCH_MODES = {"nearest": ("asymmetric", "floor"), "nearest-exact": ("half_pixel
 @dataclass(frozen=True)
 class IndexConvention:
     """How an output index becomes a source index: ONNX's two mode names, the arithmetic of the framework whose
-    map it is ("torch", "onnx" or "tensorflow"), and the scale factors (output / input, per height and width) the
+    map it is ("torch", "onnx", "tensorflow" or "jax"), and the scale factors (output / input, per height and width) the
     user gave instead of sizes (None: the sizes' ratio).
 
     The default is the compiler's map (``source_index``): torch's "nearest" on sizes. Every map is clamped to
@@ -247,7 +249,7 @@ class IndexConvention:
             if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float, np.floating))
                                   or not math.isfinite(s) or s <= 0):
                 raise InvalidValueError(f"{what} requires positive finite scales (or None), got {self.scales!r}")
-        if self.arithmetic == "tensorflow" and self.scales != (None, None):
+        if self.arithmetic in ("tensorflow", "jax") and self.scales != (None, None):
             raise InvalidValueError(f"{what} with {self.arithmetic} arithmetic takes sizes, not scales, got "
                                     f"{self.scales!r}; arithmetic='onnx' or 'torch' takes scales")
         object.__setattr__(self, "scales", tuple(None if s is None else float(s) for s in self.scales))
@@ -299,6 +301,8 @@ class IndexConvention:
         elif self.arithmetic == "tensorflow":
             name = "tensorflow " + {"asymmetric": "resize_nearest_neighbor", "align_corners": "align_corners",
                                     "tf_half_pixel_for_nn": "half_pixel_centers"}[self.coordinate_transformation_mode]
+        elif self.arithmetic == "jax":
+            name = "jax image.resize nearest"
         else:
             name = f"onnx {self.coordinate_transformation_mode}/{self.nearest_mode}"
         return name + (f" scales {self.scales}" if self.scales != (None, None) else "")
@@ -310,6 +314,8 @@ COMPILER = IndexConvention()
 #: ResizeNearestNeighbor computes them: what the compiler's extended modes lower.
 TENSORFLOW_MODES = {"align_corners": IndexConvention("align_corners", "round_prefer_ceil", "tensorflow"),
                     "half_pixel_centers": IndexConvention("tf_half_pixel_for_nn", "floor", "tensorflow")}
+#: ``jax.image.resize(x, shape, method="nearest")``'s map (``convention="jax"`` names it).
+JAX = IndexConvention("tf_half_pixel_for_nn", "floor", "jax")
 
 
 def conventions() -> tuple[IndexConvention, ...]:
@@ -385,6 +391,9 @@ def convention_index(in_size: int, out_size: int, convention: IndexConvention = 
     tensorflow (resize_nearest_neighbor_op.cc, float32): s = float32((in - 1) / (out - 1)) with align_corners and
       out > 1, else float32(in / out); roundf(d * s) (ties away from zero) with align_corners, floorf((d + 0.5f) * s)
       with half_pixel_centers, else floorf(d * s); clamped to 0..in-1.
+    jax (jax.image.resize, float32): floor((d + 0.5f) * s) with s = float32(in * float32(1 / out)): JAX writes
+      (d + 0.5) * in / out, and XLA's algebraic simplifier (jax 0.10.2 on CPU) makes the division by the constant
+      out a product with its float32 reciprocal and folds in's factor into it; clamped to 0..in-1 (XLA's gather).
     """
     check_axis(in_size, out_size, "convention_index")
     if scale is not None and scaled_size(in_size, scale) != out_size:
@@ -405,6 +414,10 @@ def convention_index(in_size: int, out_size: int, convention: IndexConvention = 
             x = np.floor((d.astype(np.float32) * s).astype(np.float64) + 0.5)
         else:
             x = np.floor(d.astype(np.float32) * s)
+        return np.clip(x.astype(np.int64), 0, in_size - 1)
+    if convention.arithmetic == "jax":
+        s = np.float32(np.float32(in_size) * (np.float32(1) / np.float32(out_size)))
+        x = np.floor((d.astype(np.float32) + np.float32(0.5)) * s)
         return np.clip(x.astype(np.int64), 0, in_size - 1)
     return _onnx_index(in_size, out_size, mode, rounding, scale)
 
