@@ -85,7 +85,7 @@ def count_calls(monkeypatch, name):
     """Count the simulator runs of api.<name> (the front end looks it up when it traces)."""
     calls = []
     real = getattr(api, name)
-    monkeypatch.setattr(api, name, lambda a, size: calls.append(a.shape) or real(a, size))
+    monkeypatch.setattr(api, name, lambda a, size, **kw: calls.append(a.shape) or real(a, size, **kw))
     return calls
 
 
@@ -230,3 +230,35 @@ def test_jax_image_resize_nearest_is_a_different_convention(in_hw, out_hw, rows,
     assert_bits_equal(ours, np.repeat(semantics.index_map(in_hw, out_hw)[None, :, :, None], 3, 3).astype(np.float32))
     theirs = np.asarray(jax.image.resize(index, (1, *out_hw, 3), method="nearest"))
     assert (ours != theirs).any(axis=3).sum() == pixels
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16, jnp.float16])
+def test_the_jax_convention_is_jax_image_resize_under_jit_grad_and_vmap(dtype):
+    x = jnp.asarray(np.random.default_rng(3).standard_normal((2, 13, 9, 4)), dtype)
+    out = (2, 31, 20, 4)
+
+    def ours(v):
+        return resize_nearest(v, out[1:3], convention="jax")
+
+    def theirs(v):
+        return jax.image.resize(v, out, "nearest")
+
+    assert_bits_equal(jax.jit(ours)(x), theirs(x))
+    assert_bits_equal(jax.vmap(ours)(x[:, None]),
+                      jax.vmap(lambda v: jax.image.resize(v, (1, *out[1:]), "nearest"))(x[:, None]))
+    loss = lambda f: lambda v: (f(v).astype(jnp.float32) * jnp.arange(4.0)).sum()  # noqa: E731
+    want = jax.grad(loss(theirs))(x.astype(jnp.float32))  # float32 sums: no scatter-order rounding to compare
+    got = jax.grad(loss(ours))(x.astype(jnp.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_every_convention_the_numpy_api_names_is_taken():
+    x = jnp.asarray(np.random.default_rng(4).standard_normal((1, 7, 5, 2)), jnp.float32)
+    for convention in semantics.conventions():
+        want = api.resize_nearest(np.asarray(x), (11, 3), convention=convention)
+        assert_bits_equal(resize_nearest(x, (11, 3), convention=convention), want)
+        dy = jnp.ones((1, 11, 3, 2), jnp.float32)
+        assert_bits_equal(resize_nearest_grad(dy, (7, 5), convention=convention),
+                          api.resize_nearest_grad(np.asarray(dy), (7, 5), convention=convention))
+    assert_bits_equal(resize_nearest(x, (11, 3), coordinate_transformation_mode="half_pixel"),
+                      api.resize_nearest(np.asarray(x), (11, 3), coordinate_transformation_mode="half_pixel"))

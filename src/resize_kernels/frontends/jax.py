@@ -26,13 +26,12 @@ is rejected, as are integer and complex arrays. Shapes, sizes and dtypes are
 checked when the function is traced; ``size`` sets the output's shape, so it
 must be static (Python or numpy ints), never a traced value.
 
-``jax.image.resize(x, shape, method="nearest")`` is NOT a reference for this
-op: it samples at half-pixel centres, src = floor((dst + 0.5) * in / out),
-where PyTorch and the Neuron compiler take floor(dst * float32(in / out)). For
-the SD2 upsample 30x20 -> 59x38 the two pick a different source row for 15 of
-the 59 output rows and a different column for 10 of the 38 output columns, so
-1,010 of the 2,242 output pixels (45%) differ (tests/test_frontend_jax.py);
-they agree on exact integer upsamples (30x20 -> 60x40).
+``jax.image.resize(x, shape, method="nearest")`` samples at half-pixel centres,
+src = floor((dst + 0.5) * in / out), where PyTorch and the Neuron compiler take
+floor(dst * float32(in / out)): on the SD2 upsample 30x20 -> 59x38 the two
+differ in 1,010 of the 2,242 output pixels (tests/test_frontend_jax.py; they
+agree on exact integer upsamples). ``convention="jax"`` gives JAX's map bit for
+bit (``semantics.JAX``); every other convention the numpy API names is taken too.
 """
 
 from __future__ import annotations
@@ -110,51 +109,56 @@ def _call(fn, x, hw: tuple):
     return jax.pure_callback(functools.partial(_host, fn, hw), result, x, vmap_method="expand_dims")
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
-def _resize_nearest(x, size: tuple, in_hw: tuple):
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
+def _resize_nearest(x, size: tuple, in_hw: tuple, convention):
     """Nearest resize of NHWC ``x`` (of height and width ``in_hw``) to ``size``, on the simulated NeuronCore."""
-    return _call(api.resize_nearest, x, size)
+    return _call(functools.partial(api.resize_nearest, convention=convention), x, size)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
-def _resize_nearest_grad(dy, in_hw: tuple, out_hw: tuple):
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
+def _resize_nearest_grad(dy, in_hw: tuple, out_hw: tuple, convention):
     """Gradient of _resize_nearest: NHWC ``dy`` (of height and width ``out_hw``) summed onto ``in_hw``."""
-    return _call(api.resize_nearest_grad, dy, in_hw)
+    return _call(functools.partial(api.resize_nearest_grad, convention=convention), dy, in_hw)
 
 
-def _resize_nearest_fwd(x, size, in_hw):
-    return _resize_nearest(x, size, in_hw), None
+def _resize_nearest_fwd(x, size, in_hw, convention):
+    return _resize_nearest(x, size, in_hw, convention), None
 
 
-def _resize_nearest_bwd(size, in_hw, _, grad):
-    return (_resize_nearest_grad(grad, in_hw, size),)
+def _resize_nearest_bwd(size, in_hw, convention, _, grad):
+    return (_resize_nearest_grad(grad, in_hw, size, convention),)
 
 
-def _resize_nearest_grad_fwd(dy, in_hw, out_hw):
-    return _resize_nearest_grad(dy, in_hw, out_hw), None
+def _resize_nearest_grad_fwd(dy, in_hw, out_hw, convention):
+    return _resize_nearest_grad(dy, in_hw, out_hw, convention), None
 
 
-def _resize_nearest_grad_bwd(in_hw, out_hw, _, grad):
-    return (_resize_nearest(grad, out_hw, in_hw),)  # the transpose of a transpose: the forward map
+def _resize_nearest_grad_bwd(in_hw, out_hw, convention, _, grad):
+    return (_resize_nearest(grad, out_hw, in_hw, convention),)  # the transpose of a transpose: the forward map
 
 
 _resize_nearest.defvjp(_resize_nearest_fwd, _resize_nearest_bwd)
 _resize_nearest_grad.defvjp(_resize_nearest_grad_fwd, _resize_nearest_grad_bwd)
 
 
-def resize_nearest(x, size):
-    """Nearest resize of NHWC ``x`` to ``size = (out_h, out_w)`` (or an int: square), asymmetric and floor, on the
-    simulated NeuronCore; differentiable (reverse mode), jit- and vmap-able. Returns an array of x's dtype."""
+def resize_nearest(x, size, *, convention=None, coordinate_transformation_mode=None, nearest_mode=None):
+    """Nearest resize of NHWC ``x`` to ``size = (out_h, out_w)`` (or an int: square) on the simulated NeuronCore;
+    differentiable (reverse mode), jit- and vmap-able. Returns an array of x's dtype. The map is the compiler's
+    (asymmetric, floor) unless named as ``rk.resize_nearest`` names it: ``convention="jax"`` (jax.image.resize's),
+    a key or ``IndexConvention``, or ONNX's mode names."""
     size = _size(size, "resize_nearest", "height, width")
     _check(x, "resize_nearest")
     _check_sizes(x, size, "resize_nearest")
-    return _resize_nearest(jnp.asarray(x), size, tuple(x.shape[1:3]))
+    convention = api.named_convention("resize_nearest", convention, coordinate_transformation_mode, nearest_mode)
+    return _resize_nearest(jnp.asarray(x), size, tuple(x.shape[1:3]), convention)
 
 
-def resize_nearest_grad(dy, in_size):
+def resize_nearest_grad(dy, in_size, *, convention=None, coordinate_transformation_mode=None, nearest_mode=None):
     """Gradient of resize_nearest: NHWC ``dy`` summed onto the forward input's ``in_size = (in_h, in_w)`` (or an
-    int: square), each pixel the float32 sum of the dy pixels that copied it, cast once to dy's dtype."""
+    int: square), each pixel the float32 sum of the dy pixels that copied it, cast once to dy's dtype; the
+    forward map named as ``resize_nearest`` names it."""
     in_size = _size(in_size, "resize_nearest_grad", "in_h, in_w")
     _check(dy, "resize_nearest_grad")
     _check_sizes(dy, in_size, "resize_nearest_grad", grad=True)
-    return _resize_nearest_grad(jnp.asarray(dy), in_size, tuple(dy.shape[1:3]))
+    convention = api.named_convention("resize_nearest_grad", convention, coordinate_transformation_mode, nearest_mode)
+    return _resize_nearest_grad(jnp.asarray(dy), in_size, tuple(dy.shape[1:3]), convention)
