@@ -32,21 +32,26 @@ floor(dst * float32(in / out)): on the SD2 upsample 30x20 -> 59x38 the two
 differ in 1,010 of the 2,242 output pixels (tests/test_frontend_jax.py; they
 agree on exact integer upsamples). ``convention="jax"`` gives JAX's map bit for
 bit (``semantics.JAX``); every other convention the numpy API names is taken too.
+``resize`` takes ``jax.image.resize``'s signature (any axes, integer dtypes too), and ``patch_image_resize()``
+routes a Flax or Equinox model's ``jax.image.resize(..., "nearest")`` calls to it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
+import threading
 
 import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-from .. import api, contract
+from .. import api, contract, semantics
 from ..errors import InvalidTypeError, InvalidValueError
 
-__all__ = ["resize_nearest", "resize_nearest_grad"]
+__all__ = ["resize_nearest", "resize_nearest_grad", "resize", "patch_image_resize", "ImageResizePatch"]
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
@@ -162,3 +167,121 @@ def resize_nearest_grad(dy, in_size, *, convention=None, coordinate_transformati
     _check_sizes(dy, in_size, "resize_nearest_grad", grad=True)
     convention = api.named_convention("resize_nearest_grad", convention, coordinate_transformation_mode, nearest_mode)
     return _resize_nearest_grad(jnp.asarray(dy), in_size, tuple(dy.shape[1:3]), convention)
+
+
+# -- jax.image.resize ----------------------------------------------------------------------------------
+
+#: The stock jax.image.resize (patch_image_resize replaces the module's name while a block lasts).
+_IMAGE_RESIZE = jax.image.resize
+#: Dtypes the forward resize takes (integers move bits only; the gradient takes _DTYPES).
+_FORWARD_DTYPES = _DTYPES + tuple(np.dtype(t) for t in ("int32", "int16", "int8", "uint8", "uint16", "uint32"))
+
+
+def _is_nearest(method) -> bool:
+    if isinstance(method, str):
+        return method.lower() == "nearest"
+    return method == jax.image.ResizeMethod.NEAREST
+
+
+def resize(image, shape, method, antialias: bool = True, precision=jax.lax.Precision.HIGHEST):
+    """``jax.image.resize`` with method "nearest" run on the simulated NeuronCore, JAX's map bit for bit
+    (``semantics.JAX``); other methods are JAX's own, unchanged.
+
+    ``shape`` is the whole output shape, as JAX takes it: every axis whose size changes is resized, one axis at a
+    time (the axes before it fold into the batch, those after it into the channels), as JAX gathers axis by axis,
+    so the gradient sums in JAX's order too: float32 gradients are JAX's bit for bit; float16 and bfloat16 ones
+    sum in float32 and round once, and differ from JAX's (which accumulates in the array's dtype) where more than
+    two outputs copy a pixel. Dtypes: float32, float16, bfloat16 (differentiable) and 8- to 32-bit integers.
+    """
+    if not _is_nearest(method) or len(tuple(shape)) != jnp.ndim(image):
+        return _IMAGE_RESIZE(image, shape, method, antialias, precision)  # JAX's methods, and its own errors
+    x = image if isinstance(image, jax.Array) else jnp.asarray(image)
+    dtype = np.dtype(x.dtype)
+    if dtype not in _FORWARD_DTYPES:
+        raise InvalidTypeError(f"resize (method 'nearest', on the simulated NeuronCore) requires one of "
+                               f"{', '.join(d.name for d in _FORWARD_DTYPES)}, got {dtype}; cast it, or call "
+                               f"jax.image.resize for JAX's own")
+    shape = tuple(int(n) for n in shape)
+    if x.size == 0 or 0 in shape:
+        return _IMAGE_RESIZE(image, shape, method, antialias, precision)
+    for axis, (n_in, n_out) in enumerate(zip(x.shape, shape)):
+        if n_in != n_out:
+            x = _resize_axis(x, axis, n_out)
+    return x
+
+
+def _resize_axis(x, axis: int, n_out: int):
+    """``x`` resized along one axis by JAX's map: an NHWC resize of (before, n_in, 1, after) to (n_out, 1)."""
+    lead, n_in, trail = x.shape[:axis], x.shape[axis], x.shape[axis + 1:]
+    nhwc = x.reshape(math.prod(lead), n_in, 1, math.prod(trail))
+    _check_sizes(nhwc, (n_out, 1), "resize")
+    if np.dtype(x.dtype) in _DTYPES:
+        y = _resize_nearest(nhwc, (n_out, 1), (n_in, 1), semantics.JAX)
+    else:  # integers: no gradient to define
+        y = _call(functools.partial(api.resize_nearest, convention=semantics.JAX, layout="NHWC"), nhwc, (n_out, 1))
+    return y.reshape(*lead, n_out, *trail)
+
+
+class ImageResizePatch:
+    """What ``patch_image_resize()`` yields: the jax.image.resize calls made while its block lasted (traced calls
+    under ``jax.jit``: once per trace), ``taken`` (run on the simulated NeuronCore) and ``passed`` (to JAX)."""
+
+    def __init__(self):
+        self.taken = self.passed = 0
+
+    @property
+    def calls(self) -> int:
+        return self.taken + self.passed
+
+    def __repr__(self) -> str:
+        return f"<patch_image_resize: {self.taken} call{'' if self.taken == 1 else 's'} taken, {self.passed} " \
+               f"passed to jax>"
+
+
+class _Patch:
+    lock = threading.Lock()
+    depth = 0
+    handles: list = []
+
+
+def _routable(image, shape, method) -> bool:
+    """A nearest call the simulator takes: JAX's map on a NeuronCore dtype, sizes within the contract."""
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError:
+        return False
+    return (_is_nearest(method) and len(shape) == jnp.ndim(image) and np.dtype(image.dtype) in _FORWARD_DTYPES
+            and 0 not in shape and 0 not in jnp.shape(image)
+            and all(n < semantics.MAX_DIM for n in (*shape, *jnp.shape(image)))
+            and max(math.prod(shape), math.prod(jnp.shape(image))) < 2**31)
+
+
+def _patched_image_resize(image, shape, method, antialias=True, precision=jax.lax.Precision.HIGHEST):
+    routed = _routable(image, shape, method)
+    with _Patch.lock:
+        for handle in _Patch.handles:
+            setattr(handle, "taken" if routed else "passed", getattr(handle, "taken" if routed else "passed") + 1)
+    return (resize if routed else _IMAGE_RESIZE)(image, shape, method, antialias, precision)
+
+
+@contextlib.contextmanager
+def patch_image_resize():
+    """While the block lasts, ``jax.image.resize`` (as Flax and Equinox models call it) sends its "nearest" calls
+    on NeuronCore dtypes to ``resize`` (the simulated NeuronCore, JAX's bits) and every other call to JAX itself.
+    Process-wide (blocks may nest); a name bound before the block (``from jax.image import resize``) is not
+    patched. Yields an ``ImageResizePatch`` counting the calls it took and passed on."""
+    handle = ImageResizePatch()
+    with _Patch.lock:
+        if _Patch.depth == 0:
+            functools.update_wrapper(_patched_image_resize, _IMAGE_RESIZE)
+            jax.image.resize = _patched_image_resize
+        _Patch.depth += 1
+        _Patch.handles.append(handle)
+    try:
+        yield handle
+    finally:
+        with _Patch.lock:
+            _Patch.handles.remove(handle)
+            _Patch.depth -= 1
+            if _Patch.depth == 0:
+                jax.image.resize = _IMAGE_RESIZE
