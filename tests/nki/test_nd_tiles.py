@@ -14,6 +14,7 @@ from resize_kernels.machine.simulator import run
 from resize_kernels.nki import isa as nisa
 from resize_kernels.nki import language as nl
 from resize_kernels.nki import trace
+from resize_kernels.nki.tensor import HbmView
 
 F32, BF16 = np.float32, ml_dtypes.bfloat16
 
@@ -371,7 +372,7 @@ def test_a_static_hbm_slice_past_the_end_is_taken_where_a_mask_cuts_it():
         for start in (0, 4):
             t = nl.ndarray((nl.par_dim(4), 3, 4), dtype=nl.float32)
             nisa.dma_copy(dst=t, src=a[start:start + 4, 0:3, 0:4], mask=(i_p + start < 6))
-            u = nl.load(a[start:start + 4, :, :], mask=(i_p + start < 6))
+            u = nl.load(a[start:start + 4, ...], mask=(i_p + start < 6))  # an Ellipsis: the same slices
             nl.store(out[i_p + start, nl.arange(3)[None, :, None], nl.arange(4)[None, None, :]], value=t + u - u,
                      mask=(i_p + start < 6))
         return out
@@ -379,6 +380,14 @@ def test_a_static_hbm_slice_past_the_end_is_taken_where_a_mask_cuts_it():
     program, got = simulate(kernel, x)
     np.testing.assert_array_equal(got, x)
     assert [d.src.shape[0] for d in program.dmas()][:2] == [4, 4]
+
+
+def test_an_ellipsis_does_not_make_a_slice_within_its_axis_look_past_the_end():
+    def kernel(x):
+        assert isinstance(x[..., 0:5], HbmView)  # 0:5 is on the last axis (10), not the middle one (4)
+        return hbm_out((1, 1))
+
+    trace(kernel, np.zeros((3, 4, 10), F32))
 
 
 @pytest.mark.parametrize("use", [

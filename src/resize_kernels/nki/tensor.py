@@ -212,6 +212,8 @@ def _full_key(key: tuple, shape: tuple, name: str) -> tuple:
 def _past_the_end(key, shape: tuple) -> bool:
     """Whether a basic index's slice stops past its axis (and starts within it): a mask may cut that part."""
     key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in key):
+        key = _full_key(key, shape, "")
     return any(type(k) is slice and k.stop is not None and k.stop > n and (k.step or 1) > 0
                and -n <= (k.start or 0) < n for k, n in zip(key, shape))
 
