@@ -31,7 +31,7 @@ def test_ctrl_c_on_a_sweep_returns_the_prompt_within_seconds(more):
     goes to the terminal's whole process group: the workers leave it to the command."""
     proc = subprocess.Popen([sys.executable, "-m", "resize_kernels", "verify", "--sweep", "512", "--jobs", "2", *more],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_as_from_a_terminal)
+                            preexec_fn=_as_from_a_terminal, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         deadline = time.monotonic() + 60
         while len(children(proc.pid)) < 2 and time.monotonic() < deadline:  # the pool's workers have started
@@ -41,7 +41,17 @@ def test_ctrl_c_on_a_sweep_returns_the_prompt_within_seconds(more):
         time.sleep(1)  # at work on their first chunks
         os.killpg(proc.pid, signal.SIGINT)
         t0 = time.monotonic()
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # say where it hung: the command's threads (faulthandler), its workers
+            alive = proc.poll() is None
+            left = [w for w in workers if Path(f"/proc/{w}").exists()]
+            if alive:
+                os.kill(proc.pid, signal.SIGABRT)
+            for pid in left:
+                os.kill(int(pid), signal.SIGKILL)
+            out, err = proc.communicate(timeout=30)
+            pytest.fail(f"no exit 30 s after Ctrl-C: command alive {alive}, workers left {left}; stderr:\n{err[-4000:]}")
         took = time.monotonic() - t0
     finally:
         if proc.poll() is None:  # the workers first: they hold the pipes open too

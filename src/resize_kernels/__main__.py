@@ -1,8 +1,6 @@
 """``python -m resize_kernels``: the resize-kernels command."""
 
-import sys
-
-from .cli import main
+from .cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

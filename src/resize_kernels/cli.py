@@ -651,5 +651,18 @@ def main(argv=None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The command's entry point: exit with ``main``'s code. After Ctrl-C the process ends at once (its output
+    flushed), not after Python's exit handlers join the threads of a stopped sweep's worker pool, which can wait
+    on workers that are gone."""
+    code = main()
+    if code == 130:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
