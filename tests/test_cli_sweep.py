@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from resize_kernels import cli, verifier
+from resize_kernels import cli, semantics, verifier
 
 
 def children(pid: int) -> list[str]:
@@ -116,3 +116,11 @@ def test_a_resumed_bar_starts_at_the_checkpoints_pairs(tmp_path, monkeypatch):
                                                                                     disable=False, file=sys.stderr))
     verifier.sweep(5, "h", checkpoint=path, progress=True)
     assert seen[0] == (5, 25)  # one chunk of 5 pairs from the file: the bar counts from 5 of 25
+
+
+def test_every_convention_sweeps_on_one_shared_pool(capsys):
+    """--convention all runs one sweep per convention and axis on one local pool: a finished sweep leaves it
+    open for the next (CI's sweep lost every chunk after the first convention when it did not)."""
+    assert cli.main(["verify", "--sweep", "3", "--convention", "all", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("all exact") == 2 * len(semantics.conventions()), out

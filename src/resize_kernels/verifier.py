@@ -695,11 +695,12 @@ def _run_chunks(chunks: list[Chunk], executor, jobs: int, done, timeout: float) 
                     done(chunk, result)
             finished = not pending
         finally:
-            if finished and executor is None:
-                pool.shutdown()
+            if finished:
+                if executor is None:
+                    pool.shutdown()
             elif executor is None or pool in _LOCAL_POOLS:  # stopped (Ctrl-C, an error, a timeout): workers end now
                 end_pool(pool)
-            elif not finished:  # the caller's: what it has not started is dropped
+            else:  # the caller's: what it has not started is dropped
                 for future in futures:
                     future.cancel()
 
