@@ -50,6 +50,7 @@ import numpy as np
 
 from .. import api, contract, semantics
 from ..errors import InvalidTypeError, InvalidValueError
+from .patching import PatchCalls, count
 
 __all__ = ["resize_nearest", "resize_nearest_grad", "resize", "patch_image_resize", "ImageResizePatch"]
 
@@ -222,20 +223,11 @@ def _resize_axis(x, axis: int, n_out: int):
     return y.reshape(*lead, n_out, *trail)
 
 
-class ImageResizePatch:
+class ImageResizePatch(PatchCalls):
     """What ``patch_image_resize()`` yields: the jax.image.resize calls made while its block lasted (traced calls
     under ``jax.jit``: once per trace), ``taken`` (run on the simulated NeuronCore) and ``passed`` (to JAX)."""
 
-    def __init__(self):
-        self.taken = self.passed = 0
-
-    @property
-    def calls(self) -> int:
-        return self.taken + self.passed
-
-    def __repr__(self) -> str:
-        return f"<patch_image_resize: {self.taken} call{'' if self.taken == 1 else 's'} taken, {self.passed} " \
-               f"passed to jax>"
+    patch, framework = "patch_image_resize", "jax"
 
 
 class _Patch:
@@ -258,9 +250,7 @@ def _routable(image, shape, method) -> bool:
 
 def _patched_image_resize(image, shape, method, antialias=True, precision=jax.lax.Precision.HIGHEST):
     routed = _routable(image, shape, method)
-    with _Patch.lock:
-        for handle in _Patch.handles:
-            setattr(handle, "taken" if routed else "passed", getattr(handle, "taken" if routed else "passed") + 1)
+    count(_Patch.handles, _Patch.lock, routed)
     return (resize if routed else _IMAGE_RESIZE)(image, shape, method, antialias, precision)
 
 

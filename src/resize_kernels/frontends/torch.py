@@ -37,6 +37,7 @@ from torch._prims_common import suggest_memory_format
 
 from .. import api, contract, semantics
 from ..errors import InvalidTypeError, InvalidValueError
+from .patching import PatchCalls, count
 
 __all__ = ["interpolate_nearest", "ResizeNearest", "resize_nearest", "resize_nearest_grad", "forward_path",
            "patch_interpolate", "InterpolatePatch", "TrainiumScaleMapWarning", "MODES"]
@@ -398,28 +399,17 @@ class _Patch:
     handles: list = []  # the blocks open now: each counts the calls made while it lasts
 
 
-class InterpolatePatch:
+class InterpolatePatch(PatchCalls):
     """What ``patch_interpolate()`` yields: the eager F.interpolate calls made while its block lasted (from any
     thread, as the patch is process-wide), ``taken`` (run on the simulated NeuronCore) and ``passed`` (to torch)."""
 
-    def __init__(self):
-        self.taken = self.passed = 0
-
-    @property
-    def calls(self) -> int:
-        return self.taken + self.passed
-
-    def __repr__(self) -> str:
-        return f"<patch_interpolate: {self.taken} call{'' if self.taken == 1 else 's'} taken, {self.passed} " \
-               f"passed to torch>"
+    patch, framework = "patch_interpolate", "torch"
 
 
 def _count(kind: str) -> None:
     if torch.compiler.is_compiling():  # a compiled graph's replays do not run this: count eager calls only
         return
-    with _Patch.lock:
-        for handle in _Patch.handles:
-            setattr(handle, kind, getattr(handle, kind) + 1)
+    count(_Patch.handles, _Patch.lock, kind == "taken")
 
 
 def _patched_interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
